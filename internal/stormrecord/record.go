@@ -1,0 +1,108 @@
+// Package stormrecord defines the storm summary record and the span attributes that carry it
+// from the retry_storm processor to the storm_summary exporter and the stormreport tool.
+package stormrecord // import "github.com/retrystorm/retrystorm/internal/stormrecord"
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// Schema is the value of the record's "schema" field.
+const Schema = "retrystorm.storm/v1"
+
+// Attribute keys the processor writes on kept spans (DESIGN.md, "Annotations on kept spans").
+const (
+	AttrCallKey      = "retrystorm.call.key"
+	AttrCallAttempt  = "retrystorm.call.attempt"
+	AttrCallAttempts = "retrystorm.call.attempts"
+	AttrCallLayer    = "retrystorm.call.layer"
+	AttrCallStorm    = "retrystorm.call.storm"
+	AttrCallClass    = "retrystorm.call.class"
+	AttrStatus       = "retrystorm.status"
+	AttrArgsHash     = "retrystorm.args.hash"
+	AttrResultHash   = "retrystorm.result.hash"
+	AttrIdemHash     = "retrystorm.idem.hash"
+	AttrStatusRemap  = "retrystorm.status.remapped"
+	AttrTraceStorms  = "retrystorm.trace.storms"
+	AttrTraceFinding = "retrystorm.trace.findings"
+	AttrSampling     = "retrystorm.sampling.reason"
+	// AttrCallSummary holds the JSON-encoded Record of a logical call (or agent-level
+	// chain) on its last attempt, so the exporter needs no second analysis. It is written
+	// for every call that is a storm, ended in failure, or carries findings.
+	AttrCallSummary = "retrystorm.call.summary"
+
+	// FindingEvent is the span event name of a finding; its attributes are
+	// FindingKind, FindingDetail and FindingCallKey.
+	FindingEvent   = "retrystorm.finding"
+	FindingKind    = "kind"
+	FindingDetail  = "detail"
+	FindingCallKey = "call.key"
+)
+
+// Layers counts the tries made at each retry layer: transport (wire sends observed under
+// the attempts; 0 when no HTTP client spans were recorded), executor (tool attempts) and
+// agent (logical calls in an agent-level chain; 1 for a single call).
+type Layers struct {
+	Transport int `json:"transport"`
+	Executor  int `json:"executor"`
+	Agent     int `json:"agent"`
+}
+
+// Finding is one divergence between what the trace claims and what ran.
+type Finding struct {
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+}
+
+// Record is one storm summary record (DESIGN.md, "Storm summary record"). Pointer fields
+// are null in JSON when the trace does not tell them; they are never fabricated.
+type Record struct {
+	Schema             string    `json:"schema"`
+	ID                 string    `json:"id"`
+	Time               string    `json:"time"`
+	TraceID            string    `json:"trace_id"`
+	RunID              *string   `json:"run_id"`
+	ServiceName        *string   `json:"service_name"`
+	CallKey            string    `json:"call_key"`
+	ToolName           string    `json:"tool_name"`
+	Storm              bool      `json:"storm"`
+	Layer              string    `json:"layer"`
+	Layers             Layers    `json:"layers"`
+	Attempts           int       `json:"attempts"`
+	Statuses           []string  `json:"statuses"`
+	UniqueArgs         int       `json:"unique_args"`
+	UniqueResults      int       `json:"unique_results"`
+	MS                 int64     `json:"ms"`
+	IdemHash           *string   `json:"idem_hash"`
+	TokensIn           *int64    `json:"tokens_in"`
+	TokensOut          *int64    `json:"tokens_out"`
+	FailedTokensIn     *int64    `json:"failed_tokens_in"`
+	FailedTokensOut    *int64    `json:"failed_tokens_out"`
+	SideEffects        []string  `json:"side_effects"`
+	Class              *string   `json:"class"`
+	StatusFlip         bool      `json:"status_flip"`
+	Findings           []Finding `json:"findings"`
+	IncompleteAttempts int       `json:"incomplete_attempts"`
+	AttemptSpanIDs     []string  `json:"attempt_span_ids"`
+	TraceURL           *string   `json:"trace_url,omitempty"`
+}
+
+// Layer names. LayerNone marks a call no layer retried (a single-attempt failure record).
+const (
+	LayerTransport = "transport"
+	LayerExecutor  = "executor"
+	LayerAgent     = "agent"
+	LayerNone      = "none"
+)
+
+// Failed reports whether the call's last attempt did not succeed.
+func (r *Record) Failed() bool {
+	return len(r.Statuses) > 0 && r.Statuses[len(r.Statuses)-1] != "ok"
+}
+
+// RecordID derives the stable record id from the trace id and the call key, so a
+// re-export of the same trace yields the same id.
+func RecordID(traceID, callKey string) string {
+	sum := sha256.Sum256([]byte(traceID + "\x00" + callKey))
+	return hex.EncodeToString(sum[:16])
+}
