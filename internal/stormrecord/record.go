@@ -84,7 +84,20 @@ type Record struct {
 	Findings           []Finding `json:"findings"`
 	IncompleteAttempts int       `json:"incomplete_attempts"`
 	AttemptSpanIDs     []string  `json:"attempt_span_ids"`
-	TraceURL           *string   `json:"trace_url,omitempty"`
+	// Timeline holds one entry per attempt in attempt order so stormreport can draw the
+	// storm on a time axis; absent when the processor did not fill it.
+	Timeline []AttemptTime `json:"timeline,omitempty"`
+	TraceURL *string       `json:"trace_url,omitempty"`
+}
+
+// AttemptTime places one attempt of a call on the call's time axis: its start relative to
+// the first attempt's start, its duration, normalised status, layer and attempt number.
+type AttemptTime struct {
+	StartMSOffset int64  `json:"start_ms_offset"`
+	DurationMS    int64  `json:"duration_ms"`
+	Status        string `json:"status"`
+	Layer         string `json:"layer"`
+	Attempt       int    `json:"attempt"`
 }
 
 // Layer names. LayerNone marks a call no layer retried (a single-attempt failure record).

@@ -1,0 +1,235 @@
+// Package analysis reads one trace's spans the way real instrumentations write them and
+// produces, for every logical tool call, its attempts, storm class, findings and summary.
+package analysis // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
+)
+
+// Config is what an analysis needs.
+type Config struct {
+	Recognition toolspan.Config
+	// StormThreshold is the number of tries at one layer that makes a storm.
+	StormThreshold int
+	Findings       findings.Config
+	// OverrideOK lets an isError result turn an explicit OK status into ERROR.
+	OverrideOK bool
+	// Key is the HMAC-SHA256 key; empty means plain SHA-256.
+	Key []byte
+}
+
+// DefaultConfig returns DESIGN.md's defaults.
+func DefaultConfig() Config {
+	return Config{
+		Recognition:    toolspan.DefaultConfig(),
+		StormThreshold: 2,
+		OverrideOK:     true,
+		Findings:       findings.DefaultConfig(),
+	}
+}
+
+// Signals are the trace-level facts sampling decides on.
+type Signals struct {
+	Storm      bool
+	ToolError  bool
+	Divergence bool
+	SpanError  bool
+	Incomplete bool
+}
+
+// Clean reports a trace with no storm, no non-ok tool attempt, no finding, no error span.
+func (s Signals) Clean() bool {
+	return !s.Storm && !s.ToolError && !s.Divergence && !s.SpanError && !s.Incomplete
+}
+
+// Unit is one record unit (a call or an agent-level chain) with its verdicts.
+type Unit struct {
+	*grouping.Unit
+	Storm      bool
+	Class      string
+	Layer      string
+	Layers     stormrecord.Layers
+	StatusFlip bool
+	Findings   []findings.Finding
+	Incomplete int
+	// Record is the summary, set for storms, failed calls and calls with findings.
+	Record *stormrecord.Record
+}
+
+// Trace is the analysis of one trace.
+type Trace struct {
+	TraceID pcommon.TraceID
+	Tree    *grouping.Tree
+	Units   []*Unit
+	// Findings holds every finding, trace-level ones (unbacked_citation) included.
+	Findings []findings.Finding
+	Signals  Signals
+	// Tools are the tool names the trace touched.
+	Tools []string
+	// ToolSpans are the tree nodes of every recognised tool span: attempts, logical spans
+	// and nested duplicates, whose raw payloads redaction removes.
+	ToolSpans []int32
+
+	ToolAttempts       int
+	IncompleteAttempts int
+	Calls              int
+	DegradedCalls      int
+	Remaps             int
+}
+
+// Analyzer analyses traces. It is not safe for concurrent use: make one per goroutine;
+// the result memory it is given may be shared.
+type Analyzer struct {
+	cfg Config
+	x   *toolspan.Extractor
+	mem findings.ResultMemory
+}
+
+// New returns an Analyzer. mem is the bounded cross-trace memory of the stale-cache check;
+// nil disables that check.
+func New(cfg Config, mem findings.ResultMemory) *Analyzer {
+	if cfg.StormThreshold < 1 {
+		cfg.StormThreshold = 2
+	}
+	return &Analyzer{cfg: cfg, x: toolspan.NewExtractor(cfg.Recognition, cfg.Key, cfg.OverrideOK), mem: mem}
+}
+
+// Analyze analyses td, which holds the spans of one trace. It never modifies td.
+func (an *Analyzer) Analyze(td ptrace.Traces) *Trace {
+	t := grouping.NewTree(td)
+	out := &Trace{Tree: t}
+	if len(t.Nodes) > 0 {
+		out.TraceID = t.Nodes[0].Span.TraceID()
+	}
+	attempts, reads := an.attempts(t, out)
+	calls := grouping.Calls(t, attempts)
+	out.Calls = len(calls)
+	for _, c := range calls {
+		if c.Degraded {
+			out.DegradedCalls++
+		}
+	}
+	units := grouping.Units(calls)
+	dup := findings.DuplicateSideEffects(units)
+	for _, gu := range units {
+		u := an.unit(t, gu, out.TraceID)
+		u.Findings = append(u.Findings, dup[gu]...)
+		out.Units = append(out.Units, u)
+		out.Findings = append(out.Findings, u.Findings...)
+		out.IncompleteAttempts += u.Incomplete
+	}
+	if an.mem != nil {
+		for _, gu := range units {
+			findings.RememberResults(gu, an.mem, out.TraceID)
+		}
+	}
+	out.Findings = append(out.Findings, findings.UnbackedCitations(&an.cfg.Findings, t, reads)...)
+	an.signals(out)
+	for _, u := range out.Units {
+		if u.Storm || u.Last().Status.String() != "ok" || len(u.Findings) > 0 {
+			u.Record = buildRecord(out.TraceID, u)
+		}
+	}
+	return out
+}
+
+// attempts recognises the tool spans, marks the logical ones (a tool span with tool-span
+// children), and returns the attempts with their transport sends, plus the reads of assets.
+func (an *Analyzer) attempts(t *grouping.Tree, out *Trace) ([]*grouping.Attempt, findings.Reads) {
+	isTool := make([]bool, len(t.Nodes))
+	for i := range t.Nodes {
+		isTool[i] = an.x.IsToolSpan(t.Nodes[i].Span)
+		if isTool[i] {
+			out.ToolSpans = append(out.ToolSpans, int32(i))
+		}
+	}
+	logical := make([]bool, len(t.Nodes))
+	for i := range t.Nodes {
+		if p := t.Nodes[i].Parent; isTool[i] && p >= 0 && isTool[p] {
+			logical[p] = true
+		}
+	}
+	reads := findings.Reads{}
+	tools := map[string]struct{}{}
+	var attempts []*grouping.Attempt
+	for i := range t.Nodes {
+		node := &t.Nodes[i]
+		if !isTool[i] || logical[i] {
+			if asset := an.x.ReadAsset(node.Span); asset != "" {
+				reads.Add(asset, findings.ReadOK(node.Span))
+			}
+			continue
+		}
+		a := &grouping.Attempt{Attempt: an.x.Extract(node.Span, node.Resource), Node: int32(i), Logical: -1}
+		if p := node.Parent; p >= 0 && logical[p] {
+			a.Logical = p
+		}
+		a.Agent = t.Agent(int32(i))
+		if a.RunID == "" && a.Agent >= 0 {
+			a.RunID = an.x.RunID(t.Nodes[a.Agent].Span)
+		}
+		a.Sends = sends(t, int32(i), isTool)
+		reads.Add(a.ReadAsset, findings.ToolReadOK(a.Status))
+		if a.Remap != nil {
+			out.Remaps++
+		}
+		tools[a.ToolName] = struct{}{}
+		attempts = append(attempts, a)
+	}
+	out.ToolAttempts = len(attempts)
+	for name := range tools {
+		out.Tools = append(out.Tools, name)
+	}
+	return attempts, reads
+}
+
+// sends collects the HTTP client spans below an attempt, not crossing into other tool
+// spans, in resend order. The walk is bounded by the span count.
+func sends(t *grouping.Tree, root int32, isTool []bool) []toolspan.Send {
+	var out []toolspan.Send
+	stack := append([]int32(nil), t.Children(root)...)
+	for steps := 0; len(stack) > 0 && steps < len(t.Nodes); steps++ {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if isTool[i] || i == root {
+			continue
+		}
+		if toolspan.IsTransport(t.Nodes[i].Span) {
+			out = append(out, toolspan.ReadSend(t.Nodes[i].Span))
+		}
+		stack = append(stack, t.Children(i)...)
+	}
+	orderSends(out)
+	return out
+}
+
+func (an *Analyzer) signals(out *Trace) {
+	s := &out.Signals
+	for _, u := range out.Units {
+		s.Storm = s.Storm || u.Storm
+		for _, a := range u.Attempts() {
+			if a.Status.String() != "ok" {
+				s.ToolError = true
+			}
+		}
+	}
+	for _, f := range out.Findings {
+		if f.Kind == findings.IncompleteRecord {
+			s.Incomplete = true
+		} else {
+			s.Divergence = true
+		}
+	}
+	for i := range out.Tree.Nodes {
+		if out.Tree.Nodes[i].Span.Status().Code() == ptrace.StatusCodeError {
+			s.SpanError = true
+			break
+		}
+	}
+}

@@ -1,0 +1,170 @@
+// Package annotate applies an analysis to the spans of a kept trace: the isError status
+// remap, payload redaction, the retrystorm.* attributes, finding events, and the call
+// summary on each call's last attempt.
+package annotate // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
+
+import (
+	"encoding/json"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
+)
+
+// Options are the per-trace choices.
+type Options struct {
+	// Reason is the sampling reason written on the root span.
+	Reason string
+	// Redact deletes raw argument, result and idempotency-key attributes from tool spans.
+	Redact bool
+	// RedactKeys are the attribute keys redaction deletes (toolspan.RawKeys of the sources).
+	RedactKeys []string
+}
+
+// Stats counts what Apply changed.
+type Stats struct {
+	Remapped int
+	Redacted int
+}
+
+// redactedDescription replaces the result text in a remapped status when payloads are
+// redacted: the text is part of the result.
+const redactedDescription = "tool reported isError (result redacted)"
+
+// Apply mutates the spans of tr's trace in place.
+func Apply(tr *analysis.Trace, opts Options) Stats {
+	var st Stats
+	for _, u := range tr.Units {
+		st.Remapped += annotateUnit(u, opts)
+	}
+	for _, f := range tr.Findings {
+		ev := f.Span.Events().AppendEmpty()
+		ev.SetName(stormrecord.FindingEvent)
+		ev.SetTimestamp(f.Span.EndTimestamp())
+		ev.Attributes().PutStr(stormrecord.FindingKind, f.Kind)
+		ev.Attributes().PutStr(stormrecord.FindingDetail, f.Detail)
+		if f.CallKey != "" {
+			ev.Attributes().PutStr(stormrecord.FindingCallKey, f.CallKey)
+		}
+	}
+	if opts.Redact {
+		for _, n := range tr.ToolSpans {
+			attrs := tr.Tree.Nodes[n].Span.Attributes()
+			for _, k := range opts.RedactKeys {
+				if attrs.Remove(k) {
+					st.Redacted++
+				}
+			}
+		}
+	}
+	annotateRoots(tr, opts.Reason)
+	return st
+}
+
+func annotateUnit(u *analysis.Unit, opts Options) int {
+	remapped := 0
+	total, pos := 0, 0
+	for _, c := range u.Calls {
+		total += len(c.Attempts)
+	}
+	for ci, c := range u.Calls {
+		for _, a := range c.Attempts {
+			pos++
+			annotateAttempt(u, a, pos, total)
+			a.Span.Attributes().PutStr(stormrecord.AttrCallLayer, analysis.AttemptLayer(a, ci))
+			if a.Remap != nil {
+				remap(a, opts.Redact)
+				remapped++
+			}
+		}
+		for _, d := range c.Duplicates {
+			d.Span.Attributes().PutStr(stormrecord.AttrCallKey, u.Key())
+		}
+	}
+	if u.Record != nil {
+		if b, err := json.Marshal(u.Record); err == nil {
+			u.Last().Span.Attributes().PutStr(stormrecord.AttrCallSummary, string(b))
+		}
+	}
+	return remapped
+}
+
+func annotateAttempt(u *analysis.Unit, a *grouping.Attempt, pos, total int) {
+	attrs := a.Span.Attributes()
+	attrs.PutStr(stormrecord.AttrCallKey, u.Key())
+	attrs.PutInt(stormrecord.AttrCallAttempt, int64(pos))
+	attrs.PutInt(stormrecord.AttrCallAttempts, int64(total))
+	attrs.PutBool(stormrecord.AttrCallStorm, u.Storm)
+	if u.Class != "" {
+		attrs.PutStr(stormrecord.AttrCallClass, u.Class)
+	}
+	attrs.PutStr(stormrecord.AttrStatus, a.Status.String())
+	putNonEmpty(attrs, stormrecord.AttrArgsHash, a.ArgsHash)
+	putNonEmpty(attrs, stormrecord.AttrResultHash, a.ResultHash)
+	putNonEmpty(attrs, stormrecord.AttrIdemHash, a.IdemHash)
+	for _, s := range a.Sends {
+		sa := s.Span.Attributes()
+		sa.PutStr(stormrecord.AttrCallKey, u.Key())
+		sa.PutStr(stormrecord.AttrCallLayer, stormrecord.LayerTransport)
+		sa.PutInt(stormrecord.AttrCallAttempt, s.Number)
+		sa.PutStr(stormrecord.AttrStatus, s.Status.String())
+	}
+}
+
+func putNonEmpty(attrs pcommon.Map, k, v string) {
+	if v != "" {
+		attrs.PutStr(k, v)
+	}
+}
+
+func remap(a *grouping.Attempt, redact bool) {
+	st := a.Span.Status()
+	desc := a.Remap.Description
+	if redact || desc == "" {
+		desc = redactedDescription
+		if !redact {
+			desc = "tool reported isError"
+		}
+	}
+	st.SetCode(ptrace.StatusCodeError)
+	st.SetMessage(desc)
+	if a.Remap.SetErrorType {
+		a.Span.Attributes().PutStr("error.type", outcome.ToolErrorType)
+	}
+	a.Span.Attributes().PutBool(stormrecord.AttrStatusRemap, true)
+}
+
+// annotateRoots writes the trace-level attributes on every root span, or, when the root
+// has not arrived, on the first span so the decision stays visible.
+func annotateRoots(tr *analysis.Trace, reason string) {
+	storms := 0
+	for _, u := range tr.Units {
+		if u.Storm {
+			storms++
+		}
+	}
+	wrote := false
+	for i := range tr.Tree.Nodes {
+		span := tr.Tree.Nodes[i].Span
+		if span.ParentSpanID().IsEmpty() {
+			putTrace(span, storms, len(tr.Findings), reason)
+			wrote = true
+		}
+	}
+	if !wrote && len(tr.Tree.Nodes) > 0 {
+		putTrace(tr.Tree.Nodes[0].Span, storms, len(tr.Findings), reason)
+	}
+}
+
+func putTrace(span ptrace.Span, storms, findings int, reason string) {
+	attrs := span.Attributes()
+	attrs.PutInt(stormrecord.AttrTraceStorms, int64(storms))
+	attrs.PutInt(stormrecord.AttrTraceFinding, int64(findings))
+	if reason != "" {
+		attrs.PutStr(stormrecord.AttrSampling, reason)
+	}
+}

@@ -1,0 +1,257 @@
+// Package findings detects divergences between what a trace claims and what ran
+// (DESIGN.md, "Divergence findings").
+package findings // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
+)
+
+// Finding kinds.
+const (
+	UnrecoveredFailure  = "unrecovered_failure"
+	ResultDrift         = "result_drift"
+	StaleCacheSuspect   = "stale_cache_suspect"
+	DuplicateSideEffect = "duplicate_side_effect"
+	UnresolvedAttempt   = "unresolved_attempt"
+	AttemptGap          = "attempt_gap"
+	NestedDuplicate     = "nested_duplicate"
+	UnbackedCitation    = "unbacked_citation"
+	IncompleteRecord    = "incomplete_record"
+)
+
+// Kinds lists every finding kind, for telemetry and docs.
+var Kinds = []string{UnrecoveredFailure, ResultDrift, StaleCacheSuspect, DuplicateSideEffect,
+	UnresolvedAttempt, AttemptGap, NestedDuplicate, UnbackedCitation, IncompleteRecord}
+
+// Finding is one divergence, on the span it concerns.
+type Finding struct {
+	Kind    string
+	Detail  string
+	Span    ptrace.Span
+	CallKey string
+}
+
+// ResultMemory remembers result hashes across traces, bounded, for the stale-cache check.
+// Implementations must be safe for concurrent use.
+type ResultMemory interface {
+	// Recall returns when, and in which trace, a result hash was first seen.
+	Recall(hash string) (first pcommon.Timestamp, trace pcommon.TraceID, ok bool)
+	// Remember records a sighting; an earlier first sighting is kept.
+	Remember(hash string, at pcommon.Timestamp, trace pcommon.TraceID)
+}
+
+// StaleCacheConfig bounds what counts as "far faster than its siblings" and "seen before".
+type StaleCacheConfig struct {
+	MaxDurationRatio float64
+	MaxDuration      time.Duration
+	MinAge           time.Duration
+}
+
+// Config is what the checks need.
+type Config struct {
+	CaveatAttribute      string
+	CitedAssetsAttribute string
+	StaleCache           StaleCacheConfig
+	Required             toolspan.Field
+	// Carried are the fields an attempt must carry when other attempts of its call do.
+	Carried toolspan.Field
+}
+
+// DefaultCarried is the set of DESIGN.md's incomplete_record rule.
+const DefaultCarried = toolspan.FieldAttempt | toolspan.FieldArgsHash | toolspan.FieldIdemHash |
+	toolspan.FieldRunID | toolspan.FieldStatus | toolspan.FieldTokensIn | toolspan.FieldTokensOut
+
+// Unit checks one record unit and returns its findings and the number of incomplete
+// attempts. mem may be nil (no stale-cache check).
+func Unit(cfg *Config, t *grouping.Tree, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, int) {
+	var out []Finding
+	key := u.Key()
+	add := func(kind string, span ptrace.Span, detail string) {
+		out = append(out, Finding{Kind: kind, Detail: detail, Span: span, CallKey: key})
+	}
+	for _, c := range u.Calls {
+		if last := c.Last(); last.Status == outcome.Unknown {
+			add(UnresolvedAttempt, last.Span, fmt.Sprintf("attempt %d of %s has no outcome", last.Order, last.ToolName))
+		}
+		if c.NumberIssue != "" {
+			add(AttemptGap, c.Last().Span, c.NumberIssue)
+		}
+		for _, d := range c.Duplicates {
+			add(NestedDuplicate, d.Span, fmt.Sprintf("call id %s also recorded by an outer agent; counted once", c.Key))
+		}
+	}
+	if f, ok := unrecovered(cfg, t, u); ok {
+		out = append(out, f)
+	}
+	if detail, span, ok := drift(u); ok {
+		add(ResultDrift, span, detail)
+	}
+	if mem != nil {
+		out = append(out, staleCache(cfg, u, mem, traceID)...)
+	}
+	incomplete, detail := incompleteAttempts(cfg, u)
+	if incomplete > 0 {
+		add(IncompleteRecord, u.Last().Span, detail)
+	}
+	return out, incomplete
+}
+
+// unrecovered: the unit's last attempt failed and its agent span (or the root) ended
+// OK or unset without a caveat attribute — a green answer over a failed call.
+func unrecovered(cfg *Config, t *grouping.Tree, u *grouping.Unit) (Finding, bool) {
+	last := u.Last()
+	if !last.Status.Failed() || last.Agent == last.Node || last.Agent < 0 {
+		return Finding{}, false
+	}
+	agent := t.Nodes[last.Agent].Span
+	if agent.Status().Code() == ptrace.StatusCodeError {
+		return Finding{}, false
+	}
+	if _, caveat := agent.Attributes().Get(cfg.CaveatAttribute); caveat {
+		return Finding{}, false
+	}
+	return Finding{
+		Kind:    UnrecoveredFailure,
+		Detail:  fmt.Sprintf("%s ended %s after %d attempts; %q reports success without a caveat", last.ToolName, last.Status, len(u.Attempts()), agent.Name()),
+		Span:    agent,
+		CallKey: u.Key(),
+	}, true
+}
+
+// drift: ok attempts with one args hash returned different result hashes.
+func drift(u *grouping.Unit) (string, ptrace.Span, bool) {
+	first := map[string]string{}
+	for _, a := range u.Attempts() {
+		if a.Status != outcome.OK || a.ResultHash == "" {
+			continue
+		}
+		prev, seen := first[a.ArgsHash]
+		if !seen {
+			first[a.ArgsHash] = a.ResultHash
+			continue
+		}
+		if prev != a.ResultHash {
+			return fmt.Sprintf("attempt %d of %s returned a different result for the same arguments", a.Order, a.ToolName), a.Span, true
+		}
+	}
+	return "", ptrace.Span{}, false
+}
+
+// staleCache: an ok attempt right after a failure that returned far faster than its
+// siblings, with a result first seen at least min_age earlier in another trace.
+func staleCache(cfg *Config, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) []Finding {
+	attempts := u.Attempts()
+	var out []Finding
+	for i, a := range attempts {
+		if i == 0 || a.Status != outcome.OK || a.ResultHash == "" || !attempts[i-1].Status.Failed() {
+			continue
+		}
+		dur, others := a.DurationNanos(), siblingMean(attempts, i)
+		if others == 0 || float64(dur) > cfg.StaleCache.MaxDurationRatio*others || dur > cfg.StaleCache.MaxDuration.Nanoseconds() {
+			continue
+		}
+		firstSeen, trace, ok := mem.Recall(a.ResultHash)
+		if !ok || trace == traceID || int64(a.Start)-int64(firstSeen) < cfg.StaleCache.MinAge.Nanoseconds() {
+			continue
+		}
+		out = append(out, Finding{
+			Kind: StaleCacheSuspect, Span: a.Span, CallKey: u.Key(),
+			Detail: fmt.Sprintf("attempt %d returned in %s after a failure with a result first seen %s earlier in trace %s",
+				a.Order, time.Duration(dur), time.Duration(int64(a.Start)-int64(firstSeen)).Round(time.Second), trace),
+		})
+	}
+	return out
+}
+
+func siblingMean(attempts []*grouping.Attempt, skip int) float64 {
+	var sum float64
+	n := 0
+	for i, a := range attempts {
+		if i != skip {
+			sum += float64(a.DurationNanos())
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// RememberResults records the unit's ok results after the unit was checked, so an
+// attempt never matches its own trace.
+func RememberResults(u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) {
+	for _, a := range u.Attempts() {
+		if a.Status == outcome.OK && a.ResultHash != "" {
+			mem.Remember(a.ResultHash, a.Start, traceID)
+		}
+	}
+}
+
+// incompleteAttempts counts attempts missing a required field, or a field that other
+// attempts of the same call carry.
+func incompleteAttempts(cfg *Config, u *grouping.Unit) (int, string) {
+	n := 0
+	var missing toolspan.Field
+	for _, c := range u.Calls {
+		var carried toolspan.Field
+		for _, a := range c.Attempts {
+			carried |= a.Present
+		}
+		want := cfg.Required | (carried & cfg.Carried)
+		for _, a := range c.Attempts {
+			if lack := want &^ a.Present; lack != 0 {
+				n++
+				missing |= lack
+			}
+		}
+	}
+	if n == 0 {
+		return 0, ""
+	}
+	return n, fmt.Sprintf("%d attempt(s) lack %s; untrusted for cost analysis", n, fieldList(missing))
+}
+
+func fieldList(f toolspan.Field) string {
+	names := []struct {
+		f    toolspan.Field
+		name string
+	}{
+		{toolspan.FieldRunID, "run_id"}, {toolspan.FieldCallID, "call_id"}, {toolspan.FieldAttempt, "attempt"},
+		{toolspan.FieldToolName, "tool_name"}, {toolspan.FieldArgsHash, "args_hash"}, {toolspan.FieldResultHash, "result_hash"},
+		{toolspan.FieldIdemHash, "idem_hash"}, {toolspan.FieldStatus, "status"}, {toolspan.FieldTokensIn, "tokens_in"},
+		{toolspan.FieldTokensOut, "tokens_out"}, {toolspan.FieldStart, "t_start"}, {toolspan.FieldEnd, "t_end"},
+		{toolspan.FieldSideEffect, "side_effect"},
+	}
+	var parts []string
+	for _, n := range names {
+		if f&n.f != 0 {
+			parts = append(parts, n.name)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DefaultConfig returns DESIGN.md's defaults.
+func DefaultConfig() Config {
+	return Config{
+		CaveatAttribute:      "retrystorm.answer.caveat",
+		CitedAssetsAttribute: "retrystorm.answer.cited_assets",
+		StaleCache: StaleCacheConfig{
+			MaxDurationRatio: 0.1,
+			MaxDuration:      50 * time.Millisecond,
+			MinAge:           time.Minute,
+		},
+		Required: toolspan.FieldToolName,
+		Carried:  DefaultCarried,
+	}
+}

@@ -1,0 +1,142 @@
+// Package grouping builds a trace's span tree and groups tool attempts into logical calls
+// and agent-level chains (DESIGN.md, "Grouping").
+package grouping // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Node is one span of the tree. Parent is -1 for a root, for a span whose parent is not in
+// the trace, and for a self-parent.
+type Node struct {
+	Span     ptrace.Span
+	Resource pcommon.Resource
+	Parent   int32
+	Agent    bool
+}
+
+// Tree indexes one trace's spans. Walks up the tree are bounded by the span count, so
+// parent cycles end them instead of looping.
+type Tree struct {
+	Nodes []Node
+	// DuplicateSpanIDs counts spans whose id repeated an earlier span's; they are kept
+	// as nodes but cannot be parents.
+	DuplicateSpanIDs int
+	byID             map[pcommon.SpanID]int32
+	childStart       []int32
+	children         []int32
+}
+
+// AgentOperation is the gen_ai.operation.name of an agent span.
+const AgentOperation = "invoke_agent"
+
+// NewTree indexes every span of td.
+func NewTree(td ptrace.Traces) *Tree {
+	t := &Tree{}
+	n := td.SpanCount()
+	t.Nodes = make([]Node, 0, n)
+	t.byID = make(map[pcommon.SpanID]int32, n)
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				t.add(spans.At(k), rs.Resource())
+			}
+		}
+	}
+	t.link()
+	return t
+}
+
+func (t *Tree) add(span ptrace.Span, res pcommon.Resource) {
+	idx := int32(len(t.Nodes))
+	node := Node{Span: span, Resource: res, Parent: -1}
+	if v, ok := span.Attributes().Get("gen_ai.operation.name"); ok && v.Str() == AgentOperation {
+		node.Agent = true
+	}
+	t.Nodes = append(t.Nodes, node)
+	if _, dup := t.byID[span.SpanID()]; dup {
+		t.DuplicateSpanIDs++
+		return
+	}
+	t.byID[span.SpanID()] = idx
+}
+
+// link resolves parents and lays the children out in one array (CSR), two allocations
+// for the whole tree instead of one per node.
+func (t *Tree) link() {
+	counts := make([]int32, len(t.Nodes)+1)
+	for i := range t.Nodes {
+		pid := t.Nodes[i].Span.ParentSpanID()
+		if pid.IsEmpty() {
+			continue
+		}
+		p, ok := t.byID[pid]
+		if !ok || p == int32(i) {
+			continue
+		}
+		t.Nodes[i].Parent = p
+		counts[p+1]++
+	}
+	for i := 1; i < len(counts); i++ {
+		counts[i] += counts[i-1]
+	}
+	t.childStart = counts
+	t.children = make([]int32, counts[len(counts)-1])
+	fill := make([]int32, len(t.Nodes))
+	for i := range t.Nodes {
+		if p := t.Nodes[i].Parent; p >= 0 {
+			t.children[counts[p]+fill[p]] = int32(i)
+			fill[p]++
+		}
+	}
+}
+
+// Index returns the node index of a span id.
+func (t *Tree) Index(id pcommon.SpanID) (int32, bool) {
+	i, ok := t.byID[id]
+	return i, ok
+}
+
+// Children returns the children of node i.
+func (t *Tree) Children(i int32) []int32 {
+	return t.children[t.childStart[i]:t.childStart[i+1]]
+}
+
+// Agent returns the nearest strict ancestor of i that is an agent span, else the top of
+// i's ancestor chain (the trace root when it is present), and whether that is an agent.
+func (t *Tree) Agent(i int32) int32 {
+	top := i
+	cur := t.Nodes[i].Parent
+	for steps := 0; cur >= 0 && steps < len(t.Nodes); steps++ {
+		if t.Nodes[cur].Agent {
+			return cur
+		}
+		top = cur
+		cur = t.Nodes[cur].Parent
+	}
+	return top
+}
+
+// Depth counts i's ancestors, bounded by the span count.
+func (t *Tree) Depth(i int32) int {
+	d := 0
+	for cur := t.Nodes[i].Parent; cur >= 0 && d < len(t.Nodes); cur = t.Nodes[cur].Parent {
+		d++
+	}
+	return d
+}
+
+// HasRoot reports whether the trace holds a span without a parent.
+func (t *Tree) HasRoot() bool {
+	for i := range t.Nodes {
+		if t.Nodes[i].Span.ParentSpanID().IsEmpty() {
+			return true
+		}
+	}
+	return false
+}

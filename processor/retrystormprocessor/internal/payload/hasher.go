@@ -1,0 +1,43 @@
+package payload
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// Hasher digests payloads: SHA-256 without a key, HMAC-SHA256 with one, because
+// low-entropy arguments (account numbers) are brute-forceable from a plain hash.
+// A Hasher is not safe for concurrent use; make one per goroutine.
+type Hasher struct {
+	h hash.Hash
+}
+
+// NewHasher returns a Hasher; an empty key means plain SHA-256.
+func NewHasher(key []byte) *Hasher {
+	if len(key) == 0 {
+		return &Hasher{h: sha256.New()}
+	}
+	return &Hasher{h: hmac.New(sha256.New, key)}
+}
+
+// Sum returns the lowercase hex digest of b.
+func (x *Hasher) Sum(b []byte) string {
+	x.h.Reset()
+	x.h.Write(b)
+	var out [sha256.Size]byte
+	return hex.EncodeToString(x.h.Sum(out[:0]))
+}
+
+// Value digests the canonical JSON of an attribute value.
+func (x *Hasher) Value(v pcommon.Value) string {
+	return x.Sum(CanonicalValue(v))
+}
+
+// String digests a raw string as given (idempotency keys are opaque, not JSON).
+func (x *Hasher) String(s string) string {
+	return x.Sum([]byte(s))
+}

@@ -1,0 +1,106 @@
+package toolspan
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
+)
+
+// Field names one attempt field, for completeness checks.
+type Field uint16
+
+const (
+	FieldRunID Field = 1 << iota
+	FieldCallID
+	FieldAttempt
+	FieldToolName
+	FieldArgsHash
+	FieldResultHash
+	FieldIdemHash
+	FieldStatus
+	FieldTokensIn
+	FieldTokensOut
+	FieldStart
+	FieldEnd
+	FieldSideEffect
+)
+
+// FieldNames maps the names used in `completeness.required` to fields.
+var FieldNames = map[string]Field{
+	"run_id":      FieldRunID,
+	"call_id":     FieldCallID,
+	"span_id":     FieldCallID,
+	"attempt":     FieldAttempt,
+	"tool_name":   FieldToolName,
+	"args_hash":   FieldArgsHash,
+	"result_hash": FieldResultHash,
+	"idem_hash":   FieldIdemHash,
+	"status":      FieldStatus,
+	"tokens_in":   FieldTokensIn,
+	"token_in":    FieldTokensIn,
+	"tokens_out":  FieldTokensOut,
+	"token_out":   FieldTokensOut,
+	"t_start":     FieldStart,
+	"t_end":       FieldEnd,
+	"side_effect": FieldSideEffect,
+}
+
+// AttemptNumber is an explicit attempt number as the span carried it.
+type AttemptNumber struct {
+	Value int64
+	// Set is true when an attempt attribute was present; Invalid when its value was not a
+	// positive integer (then Value is 0 and start order numbers the attempt).
+	Set     bool
+	Invalid bool
+}
+
+// Attempt is one try of a tool call: one span, with its fields read and normalised.
+type Attempt struct {
+	Span     ptrace.Span
+	Resource pcommon.Resource
+	SpanID   pcommon.SpanID
+	ParentID pcommon.SpanID
+	Start    pcommon.Timestamp
+	End      pcommon.Timestamp
+
+	ToolName string
+	CallID   string
+	Number   AttemptNumber
+
+	ArgsHash   string
+	ResultHash string
+	IdemHash   string
+	RunID      string
+	TokensIn   int64
+	TokensOut  int64
+	SideEffect string
+	ReadAsset  string
+
+	Status outcome.Status
+	// ExplicitStatus is true when the instrumentation's own outcome field was present.
+	ExplicitStatus bool
+	Remap          *outcome.Remap
+	// Present is the set of fields the span carried.
+	Present Field
+	// RedactKeys are the raw payload attributes present on the span.
+	RedactKeys []string
+}
+
+// Has reports whether the span carried field f.
+func (a *Attempt) Has(f Field) bool { return a.Present&f != 0 }
+
+// DurationNanos is the attempt's duration, 0 when it did not end after it started.
+func (a *Attempt) DurationNanos() int64 {
+	if a.End <= a.Start {
+		return 0
+	}
+	return int64(a.End - a.Start)
+}
+
+// Send is a transport-layer try: an HTTP client span under an attempt.
+type Send struct {
+	Span   ptrace.Span
+	Number int64
+	Status outcome.Status
+}

@@ -1,0 +1,349 @@
+package toolspan
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
+)
+
+// Extractor recognises tool spans and reads attempts. It holds a hasher and is not safe
+// for concurrent use: make one per goroutine.
+type Extractor struct {
+	cfg        Config
+	callID     []source
+	attempt    []source
+	toolName   []source
+	arguments  []source
+	result     []source
+	argsHash   []source
+	resultHash []source
+	idemKey    []source
+	idemHash   []source
+	runID      []source
+	tokensIn   []source
+	tokensOut  []source
+	sideEffect []source
+	status     []source
+	success    []source
+	readAsset  []source
+	redactKeys []string
+	hasher     *payload.Hasher
+	overrideOK bool
+}
+
+// NewExtractor compiles cfg. key is the HMAC key (empty: plain SHA-256); overrideOK lets an
+// isError result turn an explicit OK status into ERROR.
+func NewExtractor(cfg Config, key []byte, overrideOK bool) *Extractor {
+	s := cfg.Sources
+	return &Extractor{
+		cfg:        cfg,
+		callID:     parseSources(s.CallID),
+		attempt:    parseSources(s.Attempt),
+		toolName:   parseSources(s.ToolName),
+		arguments:  parseSources(s.Arguments),
+		result:     parseSources(s.Result),
+		argsHash:   parseSources(s.ArgsHash),
+		resultHash: parseSources(s.ResultHash),
+		idemKey:    parseSources(s.IdempotencyKey),
+		idemHash:   parseSources(s.IdemHash),
+		runID:      parseSources(s.RunID),
+		tokensIn:   parseSources(s.TokensIn),
+		tokensOut:  parseSources(s.TokensOut),
+		sideEffect: parseSources(s.SideEffect),
+		status:     parseSources(s.Status),
+		success:    parseSources(s.Success),
+		readAsset:  parseSources(s.ReadAsset),
+		redactKeys: RawKeys(s.Arguments, s.Result, s.IdempotencyKey),
+		hasher:     payload.NewHasher(key),
+		overrideOK: overrideOK,
+	}
+}
+
+// IsToolSpan reports whether span matches a recognition rule.
+func (x *Extractor) IsToolSpan(span ptrace.Span) bool {
+	attrs := span.Attributes()
+	for _, r := range x.cfg.ToolSpans {
+		switch {
+		case r.Attribute != "":
+			v, ok := attrs.Get(r.Attribute)
+			if ok && (r.Value == "" || v.AsString() == r.Value) {
+				return true
+			}
+		case r.SpanName != "":
+			if span.Name() == r.SpanName {
+				return true
+			}
+		case r.SpanNamePrefix != "":
+			if strings.HasPrefix(span.Name(), r.SpanNamePrefix) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// RunID reads the run id sources from any span (an agent span carries it for its tools).
+func (x *Extractor) RunID(span ptrace.Span) string {
+	s, _ := x.firstString(span.Attributes(), x.runID)
+	return s
+}
+
+// ReadAsset reads the asset a span read, from any span.
+func (x *Extractor) ReadAsset(span ptrace.Span) string {
+	s, _ := x.firstString(span.Attributes(), x.readAsset)
+	return s
+}
+
+// Extract reads an attempt from a recognised tool span.
+func (x *Extractor) Extract(span ptrace.Span, res pcommon.Resource) Attempt {
+	attrs := span.Attributes()
+	a := Attempt{
+		Span: span, Resource: res,
+		SpanID: span.SpanID(), ParentID: span.ParentSpanID(),
+		Start: span.StartTimestamp(), End: span.EndTimestamp(),
+	}
+	if a.Start != 0 {
+		a.Present |= FieldStart
+	}
+	if a.End != 0 {
+		a.Present |= FieldEnd
+	}
+	x.readIdentity(&a, span)
+	x.readHashes(&a, attrs)
+	x.readCosts(&a, attrs)
+	x.readOutcome(&a, span)
+	for _, k := range x.redactKeys {
+		if _, ok := attrs.Get(k); ok {
+			a.RedactKeys = append(a.RedactKeys, k)
+		}
+	}
+	return a
+}
+
+func (x *Extractor) readIdentity(a *Attempt, span ptrace.Span) {
+	attrs := span.Attributes()
+	if s, ok := x.firstString(attrs, x.toolName); ok && s != "" {
+		a.ToolName = s
+	} else {
+		a.ToolName = x.toolNameFromSpanName(span.Name())
+	}
+	if a.ToolName != "" {
+		a.Present |= FieldToolName
+	}
+	if s, ok := x.firstString(attrs, x.callID); ok && s != "" {
+		a.CallID = s
+		a.Present |= FieldCallID
+	}
+	if s, ok := x.firstString(attrs, x.runID); ok && s != "" {
+		a.RunID = s
+		a.Present |= FieldRunID
+	}
+	if v, ok := x.first(attrs, x.attempt); ok {
+		a.Number = parseAttemptNumber(v)
+		a.Present |= FieldAttempt
+	}
+	a.ReadAsset, _ = x.firstString(attrs, x.readAsset)
+}
+
+func (x *Extractor) toolNameFromSpanName(name string) string {
+	for _, p := range x.cfg.ToolNamePrefixes {
+		if rest, ok := strings.CutPrefix(name, p); ok && rest != "" {
+			return strings.TrimSpace(rest)
+		}
+	}
+	for _, sfx := range x.cfg.ToolNameSuffixes {
+		if rest, ok := strings.CutSuffix(name, sfx); ok && rest != "" {
+			return rest
+		}
+	}
+	return ""
+}
+
+func (x *Extractor) readHashes(a *Attempt, attrs pcommon.Map) {
+	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
+		a.ArgsHash = s
+	} else if b, ok := x.firstCanonical(attrs, x.arguments); ok {
+		a.ArgsHash = x.hasher.Sum(b)
+	}
+	if s, ok := x.firstString(attrs, x.resultHash); ok && s != "" {
+		a.ResultHash = s
+	} else if b, ok := x.firstCanonical(attrs, x.result); ok {
+		a.ResultHash = x.hasher.Sum(b)
+	}
+	if s, ok := x.firstString(attrs, x.idemHash); ok && s != "" {
+		a.IdemHash = s
+	} else if s, ok := x.firstString(attrs, x.idemKey); ok && s != "" {
+		a.IdemHash = x.hasher.String(s)
+	}
+	if a.ArgsHash != "" {
+		a.Present |= FieldArgsHash
+	}
+	if a.ResultHash != "" {
+		a.Present |= FieldResultHash
+	}
+	if a.IdemHash != "" {
+		a.Present |= FieldIdemHash
+	}
+}
+
+func (x *Extractor) readCosts(a *Attempt, attrs pcommon.Map) {
+	if v, ok := x.first(attrs, x.tokensIn); ok {
+		if n, ok := parseCount(v); ok {
+			a.TokensIn = n
+			a.Present |= FieldTokensIn
+		}
+	}
+	if v, ok := x.first(attrs, x.tokensOut); ok {
+		if n, ok := parseCount(v); ok {
+			a.TokensOut = n
+			a.Present |= FieldTokensOut
+		}
+	}
+	if s, ok := x.firstString(attrs, x.sideEffect); ok && s != "" {
+		a.SideEffect = strings.ToLower(s)
+		a.Present |= FieldSideEffect
+	}
+}
+
+func (x *Extractor) readOutcome(a *Attempt, span ptrace.Span) {
+	attrs := span.Attributes()
+	st := span.Status()
+	ev := outcome.Evidence{
+		Code:       st.Code(),
+		Message:    st.Message(),
+		Ended:      a.End != 0 && a.End >= a.Start,
+		SideEffect: a.SideEffect,
+	}
+	errType, hasErrType := attrs.Get("error.type")
+	if hasErrType {
+		ev.ErrorType = errType.AsString()
+	}
+	if s, ok := x.firstString(attrs, x.status); ok {
+		ev.Explicit, ev.HasExplicit = s, true
+		a.ExplicitStatus = true
+	}
+	if v, ok := x.first(attrs, x.success); ok {
+		ev.HasSuccess = true
+		ev.Success = v.Type() == pcommon.ValueTypeBool && v.Bool() || strings.EqualFold(v.AsString(), "true")
+	}
+	for _, src := range x.result {
+		if v, ok := attrs.Get(src.key); ok {
+			ev.HasResult = true
+			ev.ResultError, ev.ResultText = outcome.ScanResult(v)
+			break
+		}
+	}
+	a.Status = outcome.Normalize(ev)
+	if ev.HasExplicit || st.Code() != ptrace.StatusCodeUnset || ev.HasSuccess || ev.ResultError || hasErrType {
+		a.Present |= FieldStatus
+	}
+	a.Remap = outcome.PlanRemap(ev, hasErrType, x.overrideOK)
+}
+
+func (x *Extractor) first(attrs pcommon.Map, srcs []source) (pcommon.Value, bool) {
+	for _, src := range srcs {
+		if v, ok := attrs.Get(src.key); ok && len(src.path) == 0 {
+			return v, true
+		}
+	}
+	return pcommon.Value{}, false
+}
+
+// firstString reads the first present source as a string; path sources yield the JSON
+// string element at the path.
+func (x *Extractor) firstString(attrs pcommon.Map, srcs []source) (string, bool) {
+	for _, src := range srcs {
+		v, ok := attrs.Get(src.key)
+		if !ok {
+			continue
+		}
+		if len(src.path) == 0 {
+			return v.AsString(), true
+		}
+		if b, ok := payload.CanonicalValuePath(v, src.path); ok {
+			if s, err := strconv.Unquote(string(b)); err == nil {
+				return s, true
+			}
+		}
+	}
+	return "", false
+}
+
+func (x *Extractor) firstCanonical(attrs pcommon.Map, srcs []source) ([]byte, bool) {
+	for _, src := range srcs {
+		if v, ok := attrs.Get(src.key); ok {
+			if b, ok := payload.CanonicalValuePath(v, src.path); ok {
+				return b, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// parseAttemptNumber accepts ints, integral doubles and strings holding integers; anything
+// else (negative, zero, "abc", NaN, overflowing) is marked invalid and numbered by order.
+func parseAttemptNumber(v pcommon.Value) AttemptNumber {
+	n, ok := parseCount(v)
+	if !ok || n < 1 {
+		return AttemptNumber{Set: true, Invalid: true}
+	}
+	return AttemptNumber{Value: n, Set: true}
+}
+
+func parseCount(v pcommon.Value) (int64, bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return v.Int(), v.Int() >= 0
+	case pcommon.ValueTypeDouble:
+		f := v.Double()
+		if f != math.Trunc(f) || f < 0 || f > 1<<53 {
+			return 0, false
+		}
+		return int64(f), true
+	case pcommon.ValueTypeStr:
+		n, err := strconv.ParseInt(strings.TrimSpace(v.Str()), 10, 64)
+		return n, err == nil && n >= 0
+	}
+	return 0, false
+}
+
+// IsTransport reports an HTTP client span: a wire send under an attempt.
+func IsTransport(span ptrace.Span) bool {
+	if span.Kind() != ptrace.SpanKindClient {
+		return false
+	}
+	attrs := span.Attributes()
+	_, ok := attrs.Get("http.request.method")
+	if !ok {
+		_, ok = attrs.Get("http.method")
+	}
+	return ok
+}
+
+// ReadSend reads a transport try: resend_count+1 numbers it; 5xx, 429 or ERROR fail it.
+func ReadSend(span ptrace.Span) Send {
+	s := Send{Span: span, Number: 0}
+	attrs := span.Attributes()
+	if v, ok := attrs.Get("http.request.resend_count"); ok {
+		if n, ok := parseCount(v); ok && n < math.MaxInt64 {
+			s.Number = n + 1
+		}
+	}
+	ev := outcome.Evidence{Code: span.Status().Code(), Message: span.Status().Message(), Ended: span.EndTimestamp() != 0, HasResult: true}
+	if v, ok := attrs.Get("error.type"); ok {
+		ev.ErrorType = v.AsString()
+	}
+	if v, ok := attrs.Get("http.response.status_code"); ok {
+		if code, ok := parseCount(v); ok && (code >= 500 || code == 429) && ev.Code != ptrace.StatusCodeError {
+			ev.Code = ptrace.StatusCodeError
+		}
+	}
+	s.Status = outcome.Normalize(ev)
+	return s
+}
