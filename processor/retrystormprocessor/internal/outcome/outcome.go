@@ -65,7 +65,8 @@ func Normalize(e Evidence) Status {
 	}
 	switch {
 	case e.ResultError:
-		return Error
+		// The result text becomes the span's status message once remapped.
+		return failure(e.ErrorType, e.ResultText)
 	case e.Code == ptrace.StatusCodeError:
 		return failure(e.ErrorType, e.Message)
 	case e.HasSuccess && !e.Success:

@@ -240,7 +240,9 @@ func (x *Extractor) readOutcome(a *Attempt, span ptrace.Span) {
 		}
 	}
 	a.Status = outcome.Normalize(ev)
-	if ev.HasExplicit || st.Code() != ptrace.StatusCodeUnset || ev.HasSuccess || ev.ResultError || hasErrType {
+	// Only the explicit outcome field counts as carrying a status: OTel SDKs leave a
+	// success UNSET, which is not a missing field.
+	if ev.HasExplicit {
 		a.Present |= FieldStatus
 	}
 	a.Remap = outcome.PlanRemap(ev, hasErrType, x.overrideOK)
