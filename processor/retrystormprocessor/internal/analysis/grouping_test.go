@@ -139,4 +139,3 @@ func TestAgentChainNearMisses(t *testing.T) {
 		assert.False(t, u.Storm)
 	}
 }
-
