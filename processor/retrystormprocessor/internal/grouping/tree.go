@@ -23,6 +23,8 @@ type Tree struct {
 	// DuplicateSpanIDs counts spans whose id repeated an earlier span's; they are kept
 	// as nodes but cannot be parents.
 	DuplicateSpanIDs int
+	// CutCycles counts parent cycles broken by making one span of each cycle a root.
+	CutCycles int
 	byID             map[pcommon.SpanID]int32
 	childStart       []int32
 	children         []int32
@@ -80,7 +82,12 @@ func (t *Tree) link() {
 			continue
 		}
 		t.Nodes[i].Parent = p
-		counts[p+1]++
+	}
+	t.cutCycles()
+	for i := range t.Nodes {
+		if p := t.Nodes[i].Parent; p >= 0 {
+			counts[p+1]++
+		}
 	}
 	for i := 1; i < len(counts); i++ {
 		counts[i] += counts[i-1]
@@ -92,6 +99,34 @@ func (t *Tree) link() {
 		if p := t.Nodes[i].Parent; p >= 0 {
 			t.children[counts[p]+fill[p]] = int32(i)
 			fill[p]++
+		}
+	}
+}
+
+// cutCycles walks the parent links (each span has at most one parent, so every cycle is
+// found by following them) and cuts the link that closes each cycle, in O(spans).
+func (t *Tree) cutCycles() {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make([]uint8, len(t.Nodes))
+	var path []int32
+	for i := range t.Nodes {
+		path = path[:0]
+		cur := int32(i)
+		for cur >= 0 && state[cur] == unseen {
+			state[cur] = onPath
+			path = append(path, cur)
+			cur = t.Nodes[cur].Parent
+		}
+		if cur >= 0 && state[cur] == onPath {
+			t.Nodes[path[len(path)-1]].Parent = -1
+			t.CutCycles++
+		}
+		for _, n := range path {
+			state[n] = done
 		}
 	}
 }
