@@ -24,10 +24,10 @@ type Tree struct {
 	// as nodes but cannot be parents.
 	DuplicateSpanIDs int
 	// CutCycles counts parent cycles broken by making one span of each cycle a root.
-	CutCycles int
-	byID             map[pcommon.SpanID]int32
-	childStart       []int32
-	children         []int32
+	CutCycles  int
+	byID       map[pcommon.SpanID]int32
+	childStart []int32
+	children   []int32
 }
 
 // AgentOperation is the gen_ai.operation.name of an agent span.
