@@ -1,0 +1,126 @@
+package annotate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/internal/fixtures"
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
+)
+
+func redactKeys() []string {
+	s := toolspan.DefaultConfig().Sources
+	return toolspan.RawKeys(s.Arguments, s.Result, s.IdempotencyKey)
+}
+
+func spansByName(td ptrace.Traces, name string) []ptrace.Span {
+	var out []ptrace.Span
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				if s.Name() == name {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func str(t *testing.T, m pcommon.Map, k string) string {
+	t.Helper()
+	v, ok := m.Get(k)
+	require.True(t, ok, "missing %s", k)
+	return v.AsString()
+}
+
+func TestApplyRemapsRedactsAndAnnotates(t *testing.T) {
+	td := fixtures.Load(t, "logfire_mcp.json")
+	tr := analysis.New(analysis.DefaultConfig(), nil).Analyze(td)
+	st := Apply(tr, Options{Reason: "storm", Redact: true, RedactKeys: redactKeys()})
+	assert.Equal(t, 1, st.Remapped)
+	assert.Equal(t, 4, st.Redacted, "request and response on both attempts")
+
+	attempts := spansByName(td, "MCP request: tools/call lookup_order")
+	require.Len(t, attempts, 2)
+	first, second := attempts[0], attempts[1]
+	if first.StartTimestamp() > second.StartTimestamp() {
+		first, second = second, first
+	}
+	assert.Equal(t, ptrace.StatusCodeError, first.Status().Code())
+	assert.Equal(t, "tool reported isError (result redacted)", first.Status().Message())
+	assert.Equal(t, "tool_error", str(t, first.Attributes(), "error.type"))
+	assert.Equal(t, "true", str(t, first.Attributes(), stormrecord.AttrStatusRemap))
+	for _, s := range attempts {
+		_, hasReq := s.Attributes().Get("request")
+		_, hasResp := s.Attributes().Get("response")
+		assert.False(t, hasReq || hasResp, "raw payloads are gone")
+		assert.Len(t, str(t, s.Attributes(), stormrecord.AttrArgsHash), 64)
+		assert.Equal(t, "2", str(t, s.Attributes(), stormrecord.AttrCallAttempts))
+		assert.Equal(t, "true", str(t, s.Attributes(), stormrecord.AttrCallStorm))
+		assert.Equal(t, "transient_dependency", str(t, s.Attributes(), stormrecord.AttrCallClass))
+	}
+	assert.Equal(t, "1", str(t, first.Attributes(), stormrecord.AttrCallAttempt))
+	assert.Equal(t, "error", str(t, first.Attributes(), stormrecord.AttrStatus))
+	assert.Equal(t, "executor", str(t, second.Attributes(), stormrecord.AttrCallLayer))
+
+	var rec stormrecord.Record
+	require.NoError(t, json.Unmarshal([]byte(str(t, second.Attributes(), stormrecord.AttrCallSummary)), &rec),
+		"the summary travels on the last attempt")
+	assert.Equal(t, 2, rec.Attempts)
+	assert.Len(t, rec.Timeline, 2)
+	_, onFirst := first.Attributes().Get(stormrecord.AttrCallSummary)
+	assert.False(t, onFirst)
+
+	root := spansByName(td, "handle ticket 88213")[0]
+	assert.Equal(t, "storm", str(t, root.Attributes(), stormrecord.AttrSampling))
+	assert.Equal(t, "1", str(t, root.Attributes(), stormrecord.AttrTraceStorms))
+}
+
+func TestApplyWithoutRedactionKeepsPayloadAndResultText(t *testing.T) {
+	td := fixtures.Load(t, "logfire_mcp.json")
+	tr := analysis.New(analysis.DefaultConfig(), nil).Analyze(td)
+	st := Apply(tr, Options{Reason: "storm"})
+	assert.Zero(t, st.Redacted)
+	for _, s := range spansByName(td, "MCP request: tools/call lookup_order") {
+		_, ok := s.Attributes().Get("request")
+		assert.True(t, ok)
+		if s.Status().Code() == ptrace.StatusCodeError {
+			assert.Equal(t, "order service unavailable", s.Status().Message())
+		}
+	}
+}
+
+func TestFindingEventsAndKeptErrorType(t *testing.T) {
+	td := fixtures.Load(t, "openinference.json")
+	tr := analysis.New(analysis.DefaultConfig(), nil).Analyze(td)
+	Apply(tr, Options{Reason: "storm", Redact: true, RedactKeys: redactKeys()})
+	var events []ptrace.SpanEvent
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				for _, e := range s.Events().All() {
+					if e.Name() == stormrecord.FindingEvent {
+						events = append(events, e)
+						assert.Equal(t, "ToolCallingAgent.run", s.Name(), "unrecovered_failure sits on the green answer")
+					}
+				}
+				kind, _ := s.Attributes().Get("openinference.span.kind")
+				if v, ok := s.Attributes().Get("input.value"); ok && kind.Str() == "TOOL" {
+					assert.Failf(t, "raw payload left", "%s: %s", s.Name(), v.AsString())
+				}
+			}
+		}
+	}
+	require.Len(t, events, 1)
+	assert.Equal(t, "unrecovered_failure", str(t, events[0].Attributes(), stormrecord.FindingKind))
+	assert.True(t, strings.HasPrefix(str(t, events[0].Attributes(), stormrecord.FindingCallKey), "call_Gm6Y"))
+}
