@@ -24,7 +24,7 @@ func ScanResult(v pcommon.Value) (isError bool, text string) {
 	case pcommon.ValueTypeStr:
 		s := v.Str()
 		// Parsing is the expensive part: skip it unless the flag can be there.
-		if !strings.Contains(s, "isError") && !strings.Contains(s, "is_error") {
+		if !strings.Contains(s, "isError") && !strings.Contains(s, "is_error") && !strings.Contains(s, `\u`) {
 			return false, ""
 		}
 		var doc any

@@ -27,6 +27,16 @@ var errTooDeep = errors.New("json nested deeper than 64 levels")
 // canonical_args_hash): object keys sorted, no insignificant whitespace, non-ASCII escaped
 // as \uXXXX, number literals kept as written. It fails on invalid or trailing input.
 func CanonicalJSON(doc []byte) ([]byte, error) {
+	out, err := canonicalAppend(make([]byte, 0, len(doc)), doc)
+	if err != nil {
+		return nil, fmt.Errorf("parse json: %w", err)
+	}
+	return out, nil
+}
+
+// canonicalViaDecoder is the reference implementation over encoding/json, kept for the
+// element paths and to check the one-pass canonicalizer against.
+func canonicalViaDecoder(doc []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	var v any
@@ -52,12 +62,11 @@ func CanonicalValue(v pcommon.Value) []byte {
 	if v.Type() == pcommon.ValueTypeStr {
 		s := v.Str()
 		if looksLikeJSONContainer(s) {
-			if out, err := CanonicalJSON([]byte(s)); err == nil {
+			if out, err := canonicalAppend(make([]byte, 0, len(s)), []byte(s)); err == nil {
 				return out
 			}
 		}
-		writeString(&buf, s)
-		return buf.Bytes()
+		return appendString(make([]byte, 0, len(s)+2), s)
 	}
 	writeValue(&buf, v, 0)
 	return buf.Bytes()
@@ -187,45 +196,61 @@ func writeFloat(buf *bytes.Buffer, f float64) {
 
 const hexDigits = "0123456789abcdef"
 
-// writeString escapes like Python's json.dumps with ensure_ascii=True. Invalid UTF-8
-// bytes become U+FFFD so the digest is defined for any input.
+// writeString escapes like Python's json.dumps with ensure_ascii=True.
 func writeString(buf *bytes.Buffer, s string) {
-	buf.WriteByte('"')
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch {
-		case r == '"':
-			buf.WriteString(`\"`)
-		case r == '\\':
-			buf.WriteString(`\\`)
-		case r == '\n':
-			buf.WriteString(`\n`)
-		case r == '\r':
-			buf.WriteString(`\r`)
-		case r == '\t':
-			buf.WriteString(`\t`)
-		case r == '\b':
-			buf.WriteString(`\b`)
-		case r == '\f':
-			buf.WriteString(`\f`)
-		case r < 0x20 || (r > 0x7f && r < 0x10000):
-			writeU4(buf, r)
-		case r >= 0x10000:
-			hi, lo := utf16.EncodeRune(r)
-			writeU4(buf, hi)
-			writeU4(buf, lo)
-		default:
-			buf.WriteByte(byte(r))
-		}
-	}
-	buf.WriteByte('"')
+	buf.Write(appendString(buf.AvailableBuffer(), s))
 }
 
-func writeU4(buf *bytes.Buffer, r rune) {
-	buf.WriteString(`\u`)
-	buf.WriteByte(hexDigits[(r>>12)&0xf])
-	buf.WriteByte(hexDigits[(r>>8)&0xf])
-	buf.WriteByte(hexDigits[(r>>4)&0xf])
-	buf.WriteByte(hexDigits[r&0xf])
+// appendString appends s as a JSON string escaped like Python's json.dumps with
+// ensure_ascii=True. Invalid UTF-8 bytes become U+FFFD so the digest is defined for any
+// input.
+func appendString[T string | []byte](dst []byte, s T) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		if b := s[i]; b >= 0x20 && b < 0x7f && b != '"' && b != '\\' {
+			dst = append(dst, b)
+			i++
+			continue
+		}
+		var r rune
+		var size int
+		switch v := any(s).(type) {
+		case string:
+			r, size = utf8.DecodeRuneInString(v[i:])
+		case []byte:
+			r, size = utf8.DecodeRune(v[i:])
+		}
+		i += size
+		dst = appendRune(dst, r)
+	}
+	return append(dst, '"')
+}
+
+func appendRune(dst []byte, r rune) []byte {
+	switch {
+	case r == '"':
+		return append(dst, '\\', '"')
+	case r == '\\':
+		return append(dst, '\\', '\\')
+	case r == '\n':
+		return append(dst, '\\', 'n')
+	case r == '\r':
+		return append(dst, '\\', 'r')
+	case r == '\t':
+		return append(dst, '\\', 't')
+	case r == '\b':
+		return append(dst, '\\', 'b')
+	case r == '\f':
+		return append(dst, '\\', 'f')
+	case r < 0x20 || (r > 0x7f && r < 0x10000):
+		return appendU4(dst, r)
+	case r >= 0x10000:
+		hi, lo := utf16.EncodeRune(r)
+		return appendU4(appendU4(dst, hi), lo)
+	}
+	return append(dst, byte(r))
+}
+
+func appendU4(dst []byte, r rune) []byte {
+	return append(dst, '\\', 'u', hexDigits[(r>>12)&0xf], hexDigits[(r>>8)&0xf], hexDigits[(r>>4)&0xf], hexDigits[r&0xf])
 }

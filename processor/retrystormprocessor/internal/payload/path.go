@@ -48,6 +48,13 @@ func CanonicalValuePath(v pcommon.Value, path []string) ([]byte, bool) {
 				return nil, false
 			}
 		}
+		// An element holding JSON in a string hashes like the same element as a map,
+		// matching CanonicalValue.
+		if inner, ok := doc.(string); ok && looksLikeJSONContainer(inner) {
+			if out, err := canonicalAppend(nil, []byte(inner)); err == nil {
+				return out, true
+			}
+		}
 		var buf bytes.Buffer
 		if writeCanonical(&buf, doc, 0) != nil {
 			return nil, false

@@ -1,6 +1,7 @@
 package toolspan
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -269,7 +270,8 @@ func (x *Extractor) firstString(attrs pcommon.Map, srcs []source) (string, bool)
 			return v.AsString(), true
 		}
 		if b, ok := payload.CanonicalValuePath(v, src.path); ok {
-			if s, err := strconv.Unquote(string(b)); err == nil {
+			var s string
+			if json.Unmarshal(b, &s) == nil {
 				return s, true
 			}
 		}
