@@ -225,8 +225,10 @@ func (x *Extractor) readOutcome(a *Attempt, span ptrace.Span) {
 	if hasErrType {
 		ev.ErrorType = errType.AsString()
 	}
-	if s, ok := x.firstString(attrs, x.status); ok {
-		ev.Explicit, ev.HasExplicit = s, true
+	// Unlike other fields, an empty outcome field is meaningful: the outcome was never
+	// recorded (seed 004), so presence alone counts.
+	if v, ok := x.first(attrs, x.status); ok {
+		ev.Explicit, ev.HasExplicit = v.AsString(), true
 		a.ExplicitStatus = true
 	}
 	if v, ok := x.first(attrs, x.success); ok {
@@ -267,7 +269,11 @@ func (x *Extractor) firstString(attrs pcommon.Map, srcs []source) (string, bool)
 			continue
 		}
 		if len(src.path) == 0 {
-			return v.AsString(), true
+			// An empty value says nothing: fall through to the next source.
+			if s := v.AsString(); s != "" {
+				return s, true
+			}
+			continue
 		}
 		if b, ok := payload.CanonicalValuePath(v, src.path); ok {
 			var s string
@@ -343,7 +349,11 @@ func ReadSend(span ptrace.Span) Send {
 	if v, ok := attrs.Get("error.type"); ok {
 		ev.ErrorType = v.AsString()
 	}
-	if v, ok := attrs.Get("http.response.status_code"); ok {
+	code, ok := attrs.Get("http.response.status_code")
+	if !ok {
+		code, ok = attrs.Get("http.status_code") // pre-1.23 HTTP semconv
+	}
+	if v := code; ok {
 		if code, ok := parseCount(v); ok && (code >= 500 || code == 429) && ev.Code != ptrace.StatusCodeError {
 			ev.Code = ptrace.StatusCodeError
 		}
