@@ -1,0 +1,256 @@
+package agenttraffic
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Shape names one instrumentation style of DESIGN.md's input-shapes table.
+type Shape string
+
+// Shapes.
+const (
+	ShapeGenAI          Shape = "genai"
+	ShapeMastra         Shape = "mastra"
+	ShapeMCP            Shape = "mcp"
+	ShapeOpenLLMetryMCP Shape = "openllmetry_mcp"
+	ShapeOpenInference  Shape = "openinference"
+	ShapeVercelV6       Shape = "vercel_v6"
+	ShapeClaudeCode     Shape = "claude_code"
+	ShapeLogfireMCP     Shape = "logfire_mcp"
+	ShapeSeedRecord     Shape = "seed_record"
+)
+
+// AllShapes lists every shape in a stable order.
+func AllShapes() []Shape {
+	return []Shape{ShapeGenAI, ShapeMastra, ShapeMCP, ShapeOpenLLMetryMCP, ShapeOpenInference,
+		ShapeVercelV6, ShapeClaudeCode, ShapeLogfireMCP, ShapeSeedRecord}
+}
+
+// Scenario names what one trace injects. The names are stable: flags and ground truth use them.
+type Scenario string
+
+// Scenarios.
+const (
+	ScenarioClean               Scenario = "clean"
+	ScenarioTransportStorm      Scenario = "transport_storm"
+	ScenarioExecutorStorm       Scenario = "executor_storm"
+	ScenarioAgentStorm          Scenario = "agent_storm"
+	ScenarioChangedArguments    Scenario = "changed_arguments"
+	ScenarioRetryAfterSuccess   Scenario = "retry_after_success"
+	ScenarioExhaustedGreen      Scenario = "exhausted_green"
+	ScenarioMCPIsError          Scenario = "mcp_is_error"
+	ScenarioDuplicateSideEffect Scenario = "duplicate_side_effect"
+	ScenarioStaleCache          Scenario = "stale_cache"
+	ScenarioNestedDuplicate     Scenario = "nested_duplicate"
+	ScenarioUnbackedCitation    Scenario = "unbacked_citation"
+	ScenarioIncompleteRecord    Scenario = "incomplete_record"
+)
+
+// AllScenarios lists every scenario in a stable order.
+func AllScenarios() []Scenario {
+	return []Scenario{ScenarioClean, ScenarioTransportStorm, ScenarioExecutorStorm,
+		ScenarioAgentStorm, ScenarioChangedArguments, ScenarioRetryAfterSuccess,
+		ScenarioExhaustedGreen, ScenarioMCPIsError, ScenarioDuplicateSideEffect,
+		ScenarioStaleCache, ScenarioNestedDuplicate, ScenarioUnbackedCitation,
+		ScenarioIncompleteRecord}
+}
+
+// ScenarioWeights gives each scenario a relative weight; missing scenarios weigh 0.
+type ScenarioWeights map[Scenario]float64
+
+// DefaultScenarioWeights is a realistic mix: 90% clean, 10% spread evenly over the signal
+// scenarios.
+func DefaultScenarioWeights() ScenarioWeights {
+	w := ScenarioWeights{ScenarioClean: 90}
+	signals := AllScenarios()[1:]
+	for _, s := range signals {
+		w[s] = 10 / float64(len(signals))
+	}
+	return w
+}
+
+// Config configures a Generator. The zero value of every field means its default.
+type Config struct {
+	// Seed makes the run deterministic: one seed, one sequence of traces.
+	Seed uint64
+	// Base is the start time of the first trace; default 2025-01-01T00:00:00Z.
+	Base time.Time
+	// Interval is the planned-clock distance between trace starts; default 100ms.
+	Interval time.Duration
+	// Service is the resource service.name; default "checkout-agent".
+	Service string
+	// Shapes are the instrumentation shapes to draw from; default all of them.
+	Shapes []Shape
+	// Scenarios are the scenario weights; default DefaultScenarioWeights less the scenarios
+	// no configured shape can express.
+	Scenarios ScenarioWeights
+	// EveryScenario forces every scenario once, in AllScenarios order, before weighted draws.
+	EveryScenario bool
+	// ToolsPerTrace is the number of logical tool calls a clean trace plans; default 24
+	// (about 60 spans per trace over the shape mix).
+	ToolsPerTrace int
+}
+
+func (c Config) withDefaults() Config {
+	if c.Base.IsZero() {
+		c.Base = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	if c.Interval <= 0 {
+		c.Interval = 100 * time.Millisecond
+	}
+	if c.Service == "" {
+		c.Service = "checkout-agent"
+	}
+	if len(c.Shapes) == 0 {
+		c.Shapes = AllShapes()
+	}
+	if len(c.Scenarios) == 0 {
+		// The default mix leaves out what the chosen shapes cannot express, so a run
+		// restricted to one shape still works without a scenario list.
+		c.Scenarios = DefaultScenarioWeights()
+		for _, sc := range AllScenarios() {
+			if len(c.shapesFor(sc)) == 0 {
+				delete(c.Scenarios, sc)
+			}
+		}
+	}
+	if c.ToolsPerTrace <= 0 {
+		c.ToolsPerTrace = 24
+	}
+	return c
+}
+
+// Validate checks names, weights and that every scenario that can be drawn has a shape able
+// to express it.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	for _, s := range c.Shapes {
+		if !knownShape(s) {
+			errs = append(errs, fmt.Errorf("unknown shape %q", s))
+		}
+	}
+	total := 0.0
+	for _, sc := range sortedScenarios(c.Scenarios) {
+		w := c.Scenarios[sc]
+		if !knownScenario(sc) {
+			errs = append(errs, fmt.Errorf("unknown scenario %q", sc))
+			continue
+		}
+		if w < 0 {
+			errs = append(errs, fmt.Errorf("scenario %s: weight must not be negative", sc))
+		}
+		total += w
+		if w > 0 && len(c.shapesFor(sc)) == 0 {
+			errs = append(errs, fmt.Errorf("scenario %s needs one of the shapes %v", sc, scenarioShapes(sc)))
+		}
+	}
+	if total <= 0 && !c.EveryScenario {
+		errs = append(errs, errors.New("scenario weights must sum to more than 0"))
+	}
+	if c.EveryScenario {
+		for _, sc := range AllScenarios() {
+			if len(c.shapesFor(sc)) == 0 {
+				errs = append(errs, fmt.Errorf("every scenario: %s needs one of the shapes %v", sc, scenarioShapes(sc)))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// shapesFor returns the configured shapes that can express the scenario, in config order.
+func (c Config) shapesFor(sc Scenario) []Shape {
+	var out []Shape
+	for _, s := range c.Shapes {
+		if scenarioSupports(sc, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ParseShapes parses a comma-separated shape list; "mix" or "" means all shapes.
+func ParseShapes(s string) ([]Shape, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "mix" {
+		return AllShapes(), nil
+	}
+	var out []Shape
+	for _, part := range strings.Split(s, ",") {
+		sh := Shape(strings.TrimSpace(part))
+		if !knownShape(sh) {
+			return nil, fmt.Errorf("unknown shape %q (known: %v)", sh, AllShapes())
+		}
+		out = append(out, sh)
+	}
+	return out, nil
+}
+
+// ParseScenarioWeights parses "name=weight,…"; a bare name weighs 1, "mix" or "" is the
+// default mix.
+func ParseScenarioWeights(s string) (ScenarioWeights, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "mix" {
+		return DefaultScenarioWeights(), nil
+	}
+	w := ScenarioWeights{}
+	for _, part := range strings.Split(s, ",") {
+		name, weight, hasWeight := strings.Cut(strings.TrimSpace(part), "=")
+		sc := Scenario(strings.TrimSpace(name))
+		if !knownScenario(sc) {
+			return nil, fmt.Errorf("unknown scenario %q (known: %v)", sc, AllScenarios())
+		}
+		v := 1.0
+		if hasWeight {
+			var err error
+			if v, err = strconv.ParseFloat(strings.TrimSpace(weight), 64); err != nil || v < 0 {
+				return nil, fmt.Errorf("scenario %s: weight %q is not a non-negative number", sc, weight)
+			}
+		}
+		w[sc] = v
+	}
+	return w, nil
+}
+
+func knownShape(s Shape) bool {
+	for _, k := range AllShapes() {
+		if k == s {
+			return true
+		}
+	}
+	return false
+}
+
+func knownScenario(s Scenario) bool {
+	for _, k := range AllScenarios() {
+		if k == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sortedScenarios lists the map's keys, known ones in AllScenarios order first, so draws and
+// error messages never depend on map iteration order.
+func sortedScenarios(w ScenarioWeights) []Scenario {
+	var out []Scenario
+	for _, sc := range AllScenarios() {
+		if _, ok := w[sc]; ok {
+			out = append(out, sc)
+		}
+	}
+	var unknown []string
+	for sc := range w {
+		if !knownScenario(sc) {
+			unknown = append(unknown, string(sc))
+		}
+	}
+	for _, u := range sortStrings(unknown) {
+		out = append(out, Scenario(u))
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package agenttraffic
+
+import (
+	"fmt"
+	"time"
+)
+
+// staleAge is how much earlier than its stale trace a warm trace runs on the planned clock:
+// above the processor's default stale_cache.min_age (1m).
+const staleAge = 2 * time.Minute
+
+// Generator produces planned traces one at a time. It is deterministic for a Config and not
+// safe for concurrent use: one goroutine draws, any number may emit what it returns.
+type Generator struct {
+	cfg     Config
+	g       *rng
+	slot    int
+	forced  []Scenario
+	pending *Trace
+}
+
+// NewGenerator validates cfg and returns a generator seeded with cfg.Seed.
+func NewGenerator(cfg Config) (*Generator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("configure agent traffic: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	gen := &Generator{cfg: cfg, g: newRNG(cfg.Seed)}
+	if cfg.EveryScenario {
+		gen.forced = AllScenarios()
+	}
+	return gen, nil
+}
+
+// Next returns the next trace. A stale_cache draw yields two traces: first a warm trace (a
+// clean trace whose read returns the result live, timed staleAge earlier), then, on the
+// following call, the stale trace itself.
+func (gen *Generator) Next() Trace {
+	if gen.pending != nil {
+		t := *gen.pending
+		gen.pending = nil
+		return t
+	}
+	sc := gen.drawScenario()
+	shape := pick(gen.g, gen.cfg.shapesFor(sc))
+	if sc != ScenarioStaleCache {
+		return gen.build(shape, sc, gen.nextStart(), nil)
+	}
+	warmSlot := gen.nextStart()
+	seed := newStaleSeed(gen.g)
+	stale := gen.build(shape, ScenarioStaleCache, gen.nextStart(), seed)
+	warm := gen.build(shape, ScenarioClean, warmSlot.Add(-staleAge), seed)
+	warm.Truth.WarmFor = stale.Truth.TraceID
+	gen.pending = &stale
+	return warm
+}
+
+// Pending reports whether Next holds the second trace of a stale_cache pair; a bounded run
+// sends it too, so no warm trace goes out without its stale trace.
+func (gen *Generator) Pending() bool { return gen.pending != nil }
+
+// Generate returns at least n traces: n, or n+1 when the last draw was a stale_cache pair.
+func (gen *Generator) Generate(n int) []Trace {
+	out := make([]Trace, 0, n+1)
+	for len(out) < n || gen.Pending() {
+		out = append(out, gen.Next())
+	}
+	return out
+}
+
+func (gen *Generator) nextStart() time.Time {
+	t := gen.cfg.Base.Add(time.Duration(gen.slot) * gen.cfg.Interval)
+	gen.slot++
+	return t
+}
+
+func (gen *Generator) drawScenario() Scenario {
+	if len(gen.forced) > 0 {
+		sc := gen.forced[0]
+		gen.forced = gen.forced[1:]
+		return sc
+	}
+	total := 0.0
+	for _, sc := range AllScenarios() {
+		total += gen.cfg.Scenarios[sc]
+	}
+	x := gen.g.r.Float64() * total
+	for _, sc := range AllScenarios() {
+		w := gen.cfg.Scenarios[sc]
+		if x < w {
+			return sc
+		}
+		x -= w
+	}
+	// Reached when every weight is 0 (an every-scenario run with no mix) or through float
+	// rounding at the upper edge.
+	return ScenarioClean
+}
+
+// build plans, renders and judges one trace. seed is the stale_cache read: the stale trace
+// injects it, the warm trace (scenario clean) plans it as one of its clean calls.
+func (gen *Generator) build(shape Shape, sc Scenario, start time.Time, seed *staleSeed) Trace {
+	var id TraceID
+	gen.g.fill(id[:])
+	pl := newPlanner(gen.g, shape, sc)
+	if seed != nil {
+		pl.seenArgs[seed.tool.name+"\x00"+jsonText(seed.args)] = true
+	}
+	if sc == ScenarioClean {
+		pl.cleanSteps(gen.cfg.ToolsPerTrace)
+		if seed != nil {
+			pl.single(pl.warmCall(seed))
+		}
+	} else {
+		pl.cleanSteps(max(gen.cfg.ToolsPerTrace-1, 0))
+		pl.inject(sc, seed)
+	}
+	pl.citeCleanAssets()
+	spans := render(gen.g, pl.plan, start)
+	return Trace{ID: id, Service: gen.cfg.Service, Scope: pl.traits.scope, Spans: spans,
+		Truth: deriveTruth(pl.plan, id, spans)}
+}

@@ -1,0 +1,142 @@
+package agenttraffic
+
+import (
+	"strings"
+)
+
+// The helpers in this file read attempts back from the spans the way a recogniser would,
+// without the planner's state, so tests check the truth against what was actually sent.
+
+func strAttr(s *Span, k string) string {
+	v, ok := s.Attr(k)
+	if !ok || v.Kind != ValueString {
+		return ""
+	}
+	return v.Str
+}
+
+func isToolAttempt(shape Shape, s *Span) bool {
+	switch shape {
+	case ShapeGenAI, ShapeMastra:
+		return strings.HasPrefix(s.Name, "execute_tool ")
+	case ShapeMCP:
+		return strings.HasPrefix(s.Name, "tools/call ")
+	case ShapeOpenLLMetryMCP:
+		return strAttr(s, "traceloop.span.kind") == "tool"
+	case ShapeOpenInference:
+		return strAttr(s, "openinference.span.kind") == "TOOL"
+	case ShapeVercelV6:
+		return s.Name == "ai.toolCall"
+	case ShapeClaudeCode:
+		return s.Name == "claude_code.tool"
+	case ShapeLogfireMCP:
+		return strings.HasPrefix(s.Name, "MCP request: tools/call ")
+	case ShapeSeedRecord:
+		return strAttr(s, "tool_name") != ""
+	}
+	return false
+}
+
+// callIDOf returns the call id an attempt is recorded under ("" for shapes without one).
+func callIDOf(tr *Trace, s *Span) string {
+	switch tr.Truth.Shape {
+	case ShapeGenAI, ShapeMastra:
+		return strAttr(s, "gen_ai.tool.call.id")
+	case ShapeMCP:
+		return strAttr(tr.Span(s.Parent), "gen_ai.tool.call.id")
+	case ShapeOpenInference:
+		return strAttr(s, "tool.id")
+	case ShapeVercelV6:
+		return strAttr(s, "ai.toolCall.id")
+	case ShapeClaudeCode:
+		return strAttr(s, "tool_use_id")
+	case ShapeSeedRecord:
+		return strAttr(s, "span_id")
+	}
+	return ""
+}
+
+var resultKeys = []string{"gen_ai.tool.call.result", "traceloop.entity.output", "output.value",
+	"ai.toolCall.result", "response", "tool_response"}
+
+func resultOf(s *Span) string {
+	for _, k := range resultKeys {
+		if v := strAttr(s, k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// statusOf normalises an attempt's status from its span alone (DESIGN.md, "Status").
+func statusOf(s *Span) AttemptStatus {
+	if st := strAttr(s, "status"); st != "" {
+		return AttemptStatus(st)
+	}
+	if strAttr(s, "success") == "false" {
+		return AttemptError
+	}
+	res := resultOf(s)
+	if strings.Contains(res, `"isError":true`) || strings.Contains(res, `"is_error":true`) {
+		return AttemptError
+	}
+	if s.Status.Code == StatusError {
+		if strAttr(s, "error.type") == "timeout" || strings.Contains(s.Status.Message, "timeout") {
+			return AttemptTimeout
+		}
+		return AttemptError
+	}
+	return AttemptOK
+}
+
+func httpChildren(tr *Trace, parent SpanID) []*Span {
+	var out []*Span
+	for i := range tr.Spans {
+		s := &tr.Spans[i]
+		if s.Parent == parent && strAttr(s, "http.request.method") != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sendStatusOf(s *Span) AttemptStatus {
+	code, ok := s.Attr("http.response.status_code")
+	if s.Status.Code == StatusError || !ok || code.Int >= 500 {
+		return AttemptError
+	}
+	return AttemptOK
+}
+
+// agentOf returns the nearest invoke_agent ancestor of s.
+func agentOf(tr *Trace, s *Span) *Span {
+	for p := tr.Span(s.Parent); p != nil; p = tr.Span(p.Parent) {
+		if strAttr(p, "gen_ai.operation.name") == "invoke_agent" {
+			return p
+		}
+	}
+	return nil
+}
+
+// rootAttempts lists the tool attempts the root agent made (a subagent's re-record of a
+// call is not one).
+func rootAttempts(tr *Trace) []*Span {
+	root := tr.Root()
+	var out []*Span
+	for i := range tr.Spans {
+		s := &tr.Spans[i]
+		if isToolAttempt(tr.Truth.Shape, s) && agentOf(tr, s) == root {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func spanByHex(tr *Trace, id string) *Span {
+	for i := range tr.Spans {
+		if tr.Spans[i].ID.String() == id {
+			return &tr.Spans[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,302 @@
+package agenttraffic
+
+import (
+	"time"
+)
+
+// AttemptStatus is the normalised outcome of a tool attempt (DESIGN.md, "Status").
+type AttemptStatus string
+
+// Attempt statuses.
+const (
+	AttemptOK      AttemptStatus = "ok"
+	AttemptError   AttemptStatus = "error"
+	AttemptTimeout AttemptStatus = "timeout"
+	AttemptUnknown AttemptStatus = "unknown"
+)
+
+// Side effects, as the seed 000 record spells them.
+const (
+	sideEffectNone     = "none"
+	sideEffectUnknown  = "unknown"
+	sideEffectExternal = "external"
+)
+
+// send is one HTTP request on the wire under a tool attempt. code 0 means no response
+// (connection reset or timeout), reported as errType.
+type send struct {
+	code    int
+	errType string
+}
+
+func (s send) status() AttemptStatus {
+	if s.code == 0 || s.code >= 500 {
+		return AttemptError
+	}
+	return AttemptOK
+}
+
+// plannedAttempt is one try of a tool call before an instrumentation renders it.
+type plannedAttempt struct {
+	status AttemptStatus
+	// viaResult marks a failure signalled only by an isError result, span status unset.
+	viaResult  bool
+	args       payload
+	result     payload
+	failText   string
+	sends      []send
+	dur        time.Duration
+	idemKey    string
+	sideEffect string
+	tokensIn   int64
+	tokensOut  int64
+	// drop names a seed record field this attempt leaves out (incomplete_record).
+	drop string
+	// stale marks an answer served from a cache instead of a live read (stale_cache).
+	stale bool
+
+	// Filled by rendering.
+	spanID SpanID
+	parent SpanID
+	start  time.Time
+	end    time.Time
+}
+
+// plannedCall is one logical tool call as the agent intended it.
+type plannedCall struct {
+	tool     *toolSpec
+	callID   string
+	attempts []*plannedAttempt
+	// asset is the data asset a read names in retrystorm.read.asset.
+	asset string
+	// nested makes a subagent record the same call id again (nested_duplicate).
+	nested bool
+}
+
+func (c *plannedCall) last() *plannedAttempt { return c.attempts[len(c.attempts)-1] }
+
+// plannedStep is one model turn: the model span, then the tool calls it asked for.
+type plannedStep struct {
+	calls []*plannedCall
+}
+
+// plan is a whole agent run before rendering.
+type plan struct {
+	shape       Shape
+	scenario    Scenario
+	agent       string
+	model       string
+	runID       string
+	steps       []*plannedStep
+	citedAssets []string
+	rootStatus  StatusCode
+	secrets     secretBook
+}
+
+// calls lists every planned call in start order.
+func (p *plan) calls() []*plannedCall {
+	var out []*plannedCall
+	for _, s := range p.steps {
+		out = append(out, s.calls...)
+	}
+	return out
+}
+
+// planner draws the parts of one plan.
+type planner struct {
+	g      *rng
+	traits shapeTraits
+	plan   *plan
+	// seenArgs holds tool+arguments already planned: calls without a call id are grouped by
+	// (parent, tool, args), so two unrelated calls must never share arguments.
+	seenArgs map[string]bool
+}
+
+var agents = []string{"checkout-agent", "support-agent", "data-analyst", "treasury-agent"}
+
+var models = []string{"gpt-4o", "gpt-4.1-mini", "claude-sonnet-4", "gemini-2.5-pro"}
+
+func newPlanner(g *rng, shape Shape, sc Scenario) *planner {
+	p := &plan{shape: shape, scenario: sc, agent: pick(g, agents), model: pick(g, models),
+		runID: "run_" + g.hex(8)}
+	p.rootStatus = StatusOK
+	if traitsOf(shape).unsetSuccess {
+		p.rootStatus = StatusUnset
+	}
+	return &planner{g: g, traits: traitsOf(shape), plan: p, seenArgs: map[string]bool{}}
+}
+
+// cleanSteps fills the plan with n successful calls, one to three per model turn.
+func (pl *planner) cleanSteps(n int) {
+	for n > 0 {
+		k := min(n, pl.g.between(1, 3))
+		step := &plannedStep{}
+		for range k {
+			step.calls = append(step.calls, pl.cleanCall(pick(pl.g, catalog)))
+		}
+		pl.plan.steps = append(pl.plan.steps, step)
+		n -= k
+	}
+}
+
+// insertStep places an injected step at a random turn, so signals are not always first or
+// last; it returns the step's index.
+func (pl *planner) insertStep(s *plannedStep) int {
+	i := pl.g.intn(len(pl.plan.steps) + 1)
+	pl.insertStepAt(i, s)
+	return i
+}
+
+func (pl *planner) insertStepAt(i int, s *plannedStep) {
+	steps := pl.plan.steps
+	steps = append(steps, nil)
+	copy(steps[i+1:], steps[i:])
+	steps[i] = s
+	pl.plan.steps = steps
+}
+
+func (pl *planner) callID() string {
+	if !pl.traits.callIDs {
+		return ""
+	}
+	switch pl.plan.shape {
+	case ShapeClaudeCode:
+		return "toolu_01" + pl.g.token(22)
+	case ShapeSeedRecord:
+		return "span_" + pl.g.hex(10)
+	}
+	return "call_" + pl.g.token(24)
+}
+
+// cleanCall plans a call that succeeds on its one attempt.
+func (pl *planner) cleanCall(t *toolSpec) *plannedCall {
+	c, args, idem := pl.call(t)
+	c.attempts = []*plannedAttempt{pl.okAttempt(t, args, t.result(pl.g, args, &pl.plan.secrets), idem)}
+	return c
+}
+
+// call starts a call of t with fresh arguments and, for side-effect tools, one idempotency
+// key that every executor retry reuses.
+func (pl *planner) call(t *toolSpec) (*plannedCall, payload, string) {
+	c := &plannedCall{tool: t, callID: pl.callID()}
+	args := pl.freshArgs(t)
+	if t.asset {
+		c.asset, _ = args["table"].(string)
+	}
+	idem := ""
+	if t.sideEffect {
+		idem = "idem_" + pl.g.token(16)
+	}
+	return c, args, idem
+}
+
+// freshArgs draws arguments for t that no other call of this trace uses.
+func (pl *planner) freshArgs(t *toolSpec) payload {
+	for {
+		kept := len(pl.plan.secrets.values)
+		args := t.args(pl.g, &pl.plan.secrets)
+		key := t.name + "\x00" + jsonText(args)
+		if !pl.seenArgs[key] {
+			pl.seenArgs[key] = true
+			return args
+		}
+		pl.plan.secrets.values = pl.plan.secrets.values[:kept]
+	}
+}
+
+func (pl *planner) okAttempt(t *toolSpec, args, result payload, idem string) *plannedAttempt {
+	a := &plannedAttempt{status: AttemptOK, args: args, result: result, idemKey: idem,
+		dur: pl.g.ms(t.okLatency[0], t.okLatency[1])}
+	if t.sideEffect {
+		a.sideEffect = sideEffectExternal
+	} else if pl.plan.shape == ShapeSeedRecord {
+		a.sideEffect = sideEffectNone
+	}
+	if pl.wire(t) {
+		a.sends = []send{{code: 200}}
+	}
+	pl.tokens(a)
+	return a
+}
+
+// failedAttempt plans a try that ends in status (error or timeout) with the given args.
+func (pl *planner) failedAttempt(t *toolSpec, args payload, status AttemptStatus, idem string) *plannedAttempt {
+	a := &plannedAttempt{status: status, args: args, idemKey: idem, failText: failureText(pl.g, status),
+		dur: pl.g.ms(40, 900)}
+	if status == AttemptTimeout {
+		a.dur = pl.g.ms(5000, 5400)
+	}
+	a.viaResult = pl.traits.failsOnlyViaResult
+	if pl.plan.shape == ShapeSeedRecord {
+		// Only the seed record spells out side effects of failed tries; other shapes leave
+		// them off rather than claim an unknown effect with no outcome.
+		a.sideEffect = sideEffectNone
+		if t.sideEffect {
+			a.sideEffect = sideEffectUnknown
+		}
+	}
+	if pl.wire(t) {
+		a.sends = []send{pl.failedSend(a)}
+	}
+	pl.tokens(a)
+	return a
+}
+
+func (pl *planner) failedSend(a *plannedAttempt) send {
+	switch {
+	case a.status == AttemptTimeout:
+		return send{errType: "timeout"}
+	case a.viaResult:
+		// A tool error travels in a successful response.
+		return send{code: 200}
+	case pl.plan.shape == ShapeMCP:
+		// A JSON-RPC error travels in a 200 response body.
+		return send{code: 200}
+	}
+	return send{code: 503, errType: "503"}
+}
+
+// failure draws a failing status the shape can express.
+func (pl *planner) failure() AttemptStatus {
+	if pl.traits.timeouts && pl.g.chance(0.4) {
+		return AttemptTimeout
+	}
+	return AttemptError
+}
+
+// wire reports whether attempts of t show their HTTP request as a child span.
+func (pl *planner) wire(t *toolSpec) bool {
+	return pl.plan.shape == ShapeMCP || (t.http && pl.traits.httpChildren)
+}
+
+func (pl *planner) tokens(a *plannedAttempt) {
+	if pl.plan.shape != ShapeSeedRecord {
+		return
+	}
+	a.tokensIn = int64(pl.g.between(300, 1200))
+	if a.status == AttemptOK {
+		a.tokensOut = int64(pl.g.between(20, 400))
+	}
+}
+
+// citeCleanAssets makes the answer cite some of the assets it read successfully, as
+// answers over data do; such citations are backed and must not raise findings.
+func (pl *planner) citeCleanAssets() {
+	if !pl.g.chance(0.5) {
+		return
+	}
+	for _, c := range pl.plan.calls() {
+		if c.asset != "" && c.last().status == AttemptOK && !contains(pl.plan.citedAssets, c.asset) {
+			pl.plan.citedAssets = append(pl.plan.citedAssets, c.asset)
+		}
+	}
+}
+
+func contains[T comparable](xs []T, x T) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,248 @@
+package agenttraffic
+
+import (
+	"strconv"
+	"time"
+)
+
+// renderer lays a plan out on the clock and turns it into spans in parent-before-child order.
+type renderer struct {
+	g         *rng
+	traits    shapeTraits
+	plan      *plan
+	spans     []Span
+	jsonrpcID int
+	sessionID string
+	root      SpanID
+	// toolParent is where tool calls hang: the root, or the MCP client session.
+	toolParent SpanID
+}
+
+const millis = time.Millisecond
+
+func render(g *rng, p *plan, start time.Time) []Span {
+	r := &renderer{g: g, traits: traitsOf(p.shape), plan: p, jsonrpcID: g.between(1, 40),
+		sessionID: g.hex(32)}
+	rootIdx := r.add(SpanID{}, "invoke_agent "+p.agent, KindInternal, start, r.rootAttrs())
+	r.root = r.spans[rootIdx].ID
+	r.toolParent = r.root
+	t := start.Add(2 * millis)
+	sessionIdx := -1
+	if r.traits.session {
+		sessionIdx = r.add(r.root, "mcp.client.session", KindClient, t, []Attr{
+			Str("traceloop.span.kind", "session"), Str("mcp.session.id", r.sessionID)})
+		r.toolParent = r.spans[sessionIdx].ID
+	}
+	for i, s := range p.steps {
+		t = r.step(i+1, s, t)
+	}
+	if sessionIdx >= 0 {
+		r.spans[sessionIdx].End = t
+		r.spans[sessionIdx].Status = Status{Code: StatusOK}
+	}
+	t = r.finalTurn(len(p.steps)+1, t)
+	r.spans[rootIdx].End = t.Add(3 * millis)
+	r.spans[rootIdx].Status = Status{Code: p.rootStatus}
+	return r.spans
+}
+
+// add appends a span that starts at start; the caller sets End (and Status) once known.
+func (r *renderer) add(parent SpanID, name string, kind SpanKind, start time.Time, attrs []Attr) int {
+	var id SpanID
+	r.g.fill(id[:])
+	r.spans = append(r.spans, Span{ID: id, Parent: parent, Name: name, Kind: kind, Start: start,
+		End: start, Attrs: attrs})
+	return len(r.spans) - 1
+}
+
+func (r *renderer) rootAttrs() []Attr {
+	attrs := []Attr{Str("gen_ai.operation.name", "invoke_agent"), Str("gen_ai.agent.name", r.plan.agent),
+		Str("gen_ai.request.model", r.plan.model), Str("gen_ai.conversation.id", "conv_"+r.g.token(16))}
+	switch r.plan.shape {
+	case ShapeOpenInference:
+		attrs = append(attrs, Str("openinference.span.kind", "AGENT"))
+	case ShapeMastra:
+		attrs = append(attrs, Str("mastra.span.type", "agent_run"))
+	case ShapeVercelV6:
+		attrs = append(attrs, Str("operation.name", "ai.generateText"))
+	case ShapeSeedRecord:
+		attrs = append(attrs, Str("run_id", r.plan.runID))
+	}
+	if len(r.plan.citedAssets) > 0 {
+		attrs = append(attrs, Strs("retrystorm.answer.cited_assets", r.plan.citedAssets...))
+	}
+	return attrs
+}
+
+// step renders one model turn and the calls it asked for; it returns when the next turn starts.
+func (r *renderer) step(n int, s *plannedStep, t time.Time) time.Time {
+	parent, stepIdx := r.root, -1
+	if r.traits.steps {
+		stepIdx = r.add(r.root, "step "+strconv.Itoa(n), KindInternal, t, []Attr{
+			Str("gen_ai.operation.name", "agent_step"), Int("gen_ai.agent.step", int64(n))})
+		parent = r.spans[stepIdx].ID
+	}
+	end := r.model(parent, t, "tool_calls")
+	callParent := parent
+	if r.traits.session {
+		callParent = r.toolParent
+	}
+	callsStart := end.Add(2 * millis)
+	for j, c := range s.calls {
+		// Parallel calls start a few ms apart so their order is the planned order.
+		end = later(end, r.call(callParent, c, callsStart.Add(time.Duration(3*j)*millis)))
+	}
+	if stepIdx >= 0 {
+		r.spans[stepIdx].End = end.Add(1 * millis)
+	}
+	return end.Add(5 * millis)
+}
+
+// finalTurn renders the model turn that writes the answer.
+func (r *renderer) finalTurn(n int, t time.Time) time.Time {
+	if !r.traits.steps {
+		return r.model(r.root, t, "stop")
+	}
+	idx := r.add(r.root, "step "+strconv.Itoa(n), KindInternal, t, []Attr{
+		Str("gen_ai.operation.name", "agent_step"), Int("gen_ai.agent.step", int64(n))})
+	end := r.model(r.spans[idx].ID, t.Add(1*millis), "stop")
+	r.spans[idx].End = end.Add(1 * millis)
+	return end.Add(2 * millis)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// call renders the attempts of one call one after another; it returns the call's end.
+func (r *renderer) call(parent SpanID, c *plannedCall, start time.Time) time.Time {
+	attemptParent, logicalIdx := parent, -1
+	t := start
+	if r.traits.nestedAttempts {
+		logicalIdx = r.add(parent, "execute_tool "+c.tool.name, KindInternal, start, []Attr{
+			Str("gen_ai.operation.name", "execute_tool"), Str("gen_ai.tool.name", c.tool.name),
+			Str("gen_ai.tool.call.id", c.callID)})
+		attemptParent = r.spans[logicalIdx].ID
+		t = t.Add(1 * millis)
+	}
+	for i, a := range c.attempts {
+		if i > 0 {
+			t = t.Add(r.backoff(c.attempts[i-1]))
+		}
+		a.parent, a.start, a.end = attemptParent, t, t.Add(a.dur)
+		s := r.attemptSpan(c, a, i+1)
+		idx := r.add(attemptParent, s.name, s.kind, a.start, s.attrs)
+		r.spans[idx].End, r.spans[idx].Status = a.end, s.status
+		a.spanID = r.spans[idx].ID
+		r.sends(c, a)
+		if c.nested && i == len(c.attempts)-1 {
+			r.subagent(a, s)
+		}
+		t = a.end
+	}
+	if logicalIdx >= 0 {
+		r.spans[logicalIdx].End = t.Add(1 * millis)
+		if last := c.last(); last.status != AttemptOK {
+			r.spans[logicalIdx].Status = Status{Code: StatusError, Message: last.failText}
+		}
+		t = t.Add(1 * millis)
+	}
+	return t
+}
+
+// backoff is the pause before the next try: a retry policy's delay after a failure, a short
+// gap when the executor re-runs a call that had succeeded.
+func (r *renderer) backoff(prev *plannedAttempt) time.Duration {
+	if prev.status == AttemptOK {
+		return r.g.ms(20, 200)
+	}
+	return r.g.ms(100, 600)
+}
+
+// sends renders the attempt's HTTP requests, evenly over its duration.
+func (r *renderer) sends(c *plannedCall, a *plannedAttempt) {
+	if len(a.sends) == 0 {
+		return
+	}
+	method, url, host, port := "POST", "https://api.example.com/v1/"+c.tool.name, "api.example.com", int64(443)
+	switch {
+	case r.plan.shape == ShapeMCP:
+		url, host, port = "http://127.0.0.1:8931/mcp", "127.0.0.1", 8931
+	case c.tool.name == "get_order" || c.tool.name == "lookup_customer" || c.tool.name == "fetch_url":
+		method = "GET"
+	}
+	slot := (a.dur - 2*millis) / time.Duration(len(a.sends))
+	for i, s := range a.sends {
+		start := a.start.Add(1*millis + time.Duration(i)*slot)
+		attrs := []Attr{Str("http.request.method", method), Str("url.full", url),
+			Str("server.address", host), Int("server.port", port)}
+		if s.code > 0 {
+			attrs = append(attrs, Int("http.response.status_code", int64(s.code)))
+		}
+		if i > 0 {
+			attrs = append(attrs, Int("http.request.resend_count", int64(i)))
+		}
+		if s.errType != "" {
+			attrs = append(attrs, Str("error.type", s.errType))
+		}
+		idx := r.add(a.spanID, method, KindClient, start, attrs)
+		r.spans[idx].End = start.Add(slot * 4 / 5)
+		if s.status() != AttemptOK {
+			r.spans[idx].Status = Status{Code: StatusError}
+		}
+	}
+}
+
+// subagent renders a subagent that records the same call again under its own agent span
+// (seed 004: the hook fires at both levels).
+func (r *renderer) subagent(a *plannedAttempt, s attemptSpan) {
+	start := a.start.Add(3 * millis)
+	idx := r.add(a.spanID, "invoke_agent "+r.plan.agent+"-subagent", KindInternal, start, []Attr{
+		Str("gen_ai.operation.name", "invoke_agent"), Str("gen_ai.agent.name", r.plan.agent+"-subagent")})
+	sub := r.spans[idx].ID
+	modelEnd := r.model(sub, start.Add(1*millis), "tool_calls")
+	copyIdx := r.add(sub, s.name, s.kind, modelEnd.Add(2*millis), s.attrs)
+	r.spans[copyIdx].End = a.end.Add(-5 * millis)
+	r.spans[copyIdx].Status = s.status
+	r.spans[idx].End = a.end.Add(-3 * millis)
+}
+
+// model renders one model call in the shape's style; it returns its end.
+func (r *renderer) model(parent SpanID, t time.Time, finish string) time.Time {
+	in, out := int64(r.g.between(800, 6000)), int64(r.g.between(20, 600))
+	end := t.Add(r.g.ms(300, 1800))
+	var name string
+	var attrs []Attr
+	switch r.plan.shape {
+	case ShapeOpenInference:
+		name = "ChatCompletion"
+		attrs = []Attr{Str("openinference.span.kind", "LLM"), Str("llm.model_name", r.plan.model),
+			Int("llm.token_count.prompt", in), Int("llm.token_count.completion", out)}
+	case ShapeVercelV6:
+		name = "ai.generateText.doGenerate"
+		attrs = []Attr{Str("operation.name", "ai.generateText.doGenerate"), Str("ai.model.id", r.plan.model),
+			Int("ai.usage.promptTokens", in), Int("ai.usage.completionTokens", out),
+			Str("gen_ai.request.model", r.plan.model), Int("gen_ai.usage.input_tokens", in),
+			Int("gen_ai.usage.output_tokens", out), Strs("gen_ai.response.finish_reasons", finish)}
+	case ShapeClaudeCode:
+		name = "claude_code.llm_request"
+		attrs = []Attr{Str("model", r.plan.model), Int("input_tokens", in), Int("output_tokens", out)}
+	case ShapeOpenLLMetryMCP:
+		name = "openai.chat"
+		attrs = []Attr{Str("llm.request.type", "chat"), Str("gen_ai.system", "openai"),
+			Str("gen_ai.request.model", r.plan.model), Int("gen_ai.usage.input_tokens", in),
+			Int("gen_ai.usage.output_tokens", out)}
+	default:
+		name = "chat " + r.plan.model
+		attrs = []Attr{Str("gen_ai.operation.name", "chat"), Str("gen_ai.provider.name", "openai"),
+			Str("gen_ai.request.model", r.plan.model), Str("gen_ai.response.model", r.plan.model),
+			Int("gen_ai.usage.input_tokens", in), Int("gen_ai.usage.output_tokens", out),
+			Strs("gen_ai.response.finish_reasons", finish), Float("gen_ai.request.temperature", 0.2)}
+	}
+	idx := r.add(parent, name, KindClient, t, attrs)
+	r.spans[idx].End = end
+	return end
+}

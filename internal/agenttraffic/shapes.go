@@ -1,0 +1,306 @@
+package agenttraffic
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+)
+
+// shapeTraits is what one instrumentation can express; scenarios and the planner consult it
+// so a trace never claims a signal its shape cannot carry.
+type shapeTraits struct {
+	callIDs            bool // attempts carry a stable call id
+	steps              bool // Vercel AI SDK v7 style `step N` spans between agent and tools
+	timeouts           bool // a failure can say "timeout"
+	failsOnlyViaResult bool // the only error signal is an isError flag in the result JSON
+	isErrorResults     bool // a result can carry isError with span status unset
+	unsetSuccess       bool // success is status UNSET (else OK)
+	nestedAttempts     bool // a logical execute_tool span holds the attempts as children
+	httpChildren       bool // HTTP client spans of tool code are recorded under attempts
+	results            bool // results are recorded
+	args               bool // arguments (or their hash) are recorded
+	session            bool // tools hang under an mcp.client.session span
+	scope              string
+}
+
+func traitsOf(s Shape) shapeTraits {
+	switch s {
+	case ShapeGenAI:
+		return shapeTraits{callIDs: true, steps: true, timeouts: true, isErrorResults: true,
+			unsetSuccess: true, httpChildren: true, results: true, args: true, scope: "ai"}
+	case ShapeMastra:
+		return shapeTraits{callIDs: true, steps: true, timeouts: true, isErrorResults: true,
+			httpChildren: true, results: true, args: true, scope: "@mastra/core"}
+	case ShapeMCP:
+		return shapeTraits{callIDs: true, timeouts: true, isErrorResults: true, unsetSuccess: true,
+			nestedAttempts: true, httpChildren: true, results: true, args: true, scope: "mcp"}
+	case ShapeOpenLLMetryMCP:
+		return shapeTraits{isErrorResults: true, httpChildren: true, results: true, args: true,
+			session: true, scope: "opentelemetry.instrumentation.mcp"}
+	case ShapeOpenInference:
+		return shapeTraits{callIDs: true, timeouts: true, isErrorResults: true, httpChildren: true,
+			results: true, args: true, scope: "openinference.instrumentation.openai_agents"}
+	case ShapeVercelV6:
+		return shapeTraits{callIDs: true, timeouts: true, isErrorResults: true, unsetSuccess: true,
+			httpChildren: true, results: true, args: true, scope: "ai"}
+	case ShapeClaudeCode:
+		return shapeTraits{callIDs: true, unsetSuccess: true, results: true, args: true,
+			scope: "com.anthropic.claude_code"}
+	case ShapeLogfireMCP:
+		return shapeTraits{failsOnlyViaResult: true, isErrorResults: true, unsetSuccess: true,
+			httpChildren: true, results: true, args: true, scope: "logfire"}
+	case ShapeSeedRecord:
+		return shapeTraits{callIDs: true, timeouts: true, args: true, scope: "agent.tool_attempts"}
+	}
+	return shapeTraits{}
+}
+
+// scenarioSupports reports whether a shape can express a scenario exactly: without a call id
+// an agent re-call or a changed argument cannot be told from a new call, without a timeout
+// signal no stale cache follows one, and so on.
+func scenarioSupports(sc Scenario, s Shape) bool {
+	t := traitsOf(s)
+	switch sc {
+	case ScenarioAgentStorm, ScenarioChangedArguments:
+		return t.callIDs && t.args
+	case ScenarioMCPIsError:
+		return t.isErrorResults
+	case ScenarioStaleCache:
+		return t.timeouts && t.results
+	case ScenarioNestedDuplicate:
+		// Seed records number their attempts: a re-recorded attempt 1 would also read as a
+		// repeated attempt number, a second signal.
+		return t.callIDs && !t.nestedAttempts && s != ShapeSeedRecord
+	case ScenarioIncompleteRecord:
+		return s == ShapeSeedRecord
+	}
+	return true
+}
+
+// scenarioShapes lists the shapes able to express a scenario, for error messages.
+func scenarioShapes(sc Scenario) []Shape {
+	var out []Shape
+	for _, s := range AllShapes() {
+		if scenarioSupports(sc, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// attemptSpan is how one instrumentation reports one attempt.
+type attemptSpan struct {
+	name   string
+	kind   SpanKind
+	status Status
+	attrs  []Attr
+}
+
+// attemptSpan renders attempt a (number n of call c) in the plan's shape. Rendering draws no
+// randomness, so one result renders to one attribute value: stale_cache relies on it.
+func (r *renderer) attemptSpan(c *plannedCall, a *plannedAttempt, n int) attemptSpan {
+	var s attemptSpan
+	switch r.plan.shape {
+	case ShapeGenAI, ShapeMastra:
+		s = r.genaiAttempt(c, a)
+	case ShapeMCP:
+		s = r.mcpAttempt(c, a)
+	case ShapeOpenLLMetryMCP:
+		s = r.openllmetryAttempt(c, a)
+	case ShapeOpenInference:
+		s = r.openinferenceAttempt(c, a)
+	case ShapeVercelV6:
+		s = r.vercelAttempt(c, a)
+	case ShapeClaudeCode:
+		s = r.claudeAttempt(c, a)
+	case ShapeLogfireMCP:
+		s = r.logfireAttempt(c, a)
+	case ShapeSeedRecord:
+		return r.seedAttempt(c, a, n)
+	}
+	if a.sideEffect != "" {
+		s.attrs = append(s.attrs, Str("side_effect", a.sideEffect))
+	}
+	if a.idemKey != "" {
+		s.attrs = append(s.attrs, Str("idempotency_key", a.idemKey))
+	}
+	if c.asset != "" {
+		s.attrs = append(s.attrs, Str("retrystorm.read.asset", c.asset))
+	}
+	return s
+}
+
+// status is the span status a shape reports for an attempt.
+func (r *renderer) status(a *plannedAttempt) Status {
+	switch {
+	case a.status == AttemptOK && r.traits.unsetSuccess:
+		return Status{}
+	case a.status == AttemptOK:
+		return Status{Code: StatusOK}
+	case a.viaResult:
+		return Status{}
+	}
+	return Status{Code: StatusError, Message: a.failText}
+}
+
+// toolResult is the raw tool result JSON, or an MCP-style isError result for a failure
+// signalled through the result; "" when the attempt returned nothing.
+func toolResult(a *plannedAttempt) string {
+	switch {
+	case a.status == AttemptOK:
+		return jsonText(a.result)
+	case a.viaResult:
+		return isErrorResult(a.failText)
+	}
+	return ""
+}
+
+func isErrorResult(text string) string {
+	return jsonText(payload{"content": []any{payload{"type": "text", "text": text}}, "isError": true})
+}
+
+// mcpResult wraps a result the way an MCP server returns it.
+func mcpResult(a *plannedAttempt) string {
+	if a.status != AttemptOK {
+		if a.viaResult {
+			return isErrorResult(a.failText)
+		}
+		return ""
+	}
+	return jsonText(payload{"content": []any{payload{"type": "text", "text": jsonText(a.result)}}, "isError": false})
+}
+
+func (r *renderer) genaiAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
+	attrs := []Attr{Str("gen_ai.operation.name", "execute_tool"), Str("gen_ai.tool.name", c.tool.name),
+		Str("gen_ai.tool.call.id", c.callID), Str("gen_ai.tool.type", "function")}
+	if r.plan.shape == ShapeMastra {
+		// Mastra records arguments as a structured value, the map case of DESIGN.md.
+		attrs = append(attrs, Str("mastra.span.type", "tool_call"), Map("gen_ai.tool.call.arguments", attrsOf(a.args)))
+	} else {
+		attrs = append(attrs, Str("gen_ai.tool.call.arguments", jsonText(a.args)))
+	}
+	if res := toolResult(a); res != "" {
+		attrs = append(attrs, Str("gen_ai.tool.call.result", res))
+	}
+	switch {
+	case a.status == AttemptOK || a.viaResult:
+	case r.plan.shape == ShapeMastra:
+		attrs = append(attrs, Str("error.type", "unknown"))
+	case a.status == AttemptTimeout:
+		attrs = append(attrs, Str("error.type", "timeout"))
+	}
+	return attemptSpan{name: "execute_tool " + c.tool.name, status: r.status(a), attrs: attrs}
+}
+
+func (r *renderer) mcpAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
+	r.jsonrpcID++
+	attrs := []Attr{Str("mcp.method.name", "tools/call"), Str("gen_ai.operation.name", "execute_tool"),
+		Str("gen_ai.tool.name", c.tool.name), Str("jsonrpc.request.id", strconv.Itoa(r.jsonrpcID)),
+		Str("mcp.session.id", r.sessionID), Str("network.transport", "tcp"),
+		Str("server.address", "127.0.0.1"), Int("server.port", 8931),
+		Str("gen_ai.tool.call.arguments", jsonText(a.args))}
+	if res := mcpResult(a); res != "" {
+		attrs = append(attrs, Str("gen_ai.tool.call.result", res))
+	}
+	switch {
+	case a.status == AttemptOK:
+	case a.viaResult:
+		attrs = append(attrs, Str("error.type", "tool_error"))
+	case a.status == AttemptTimeout:
+		attrs = append(attrs, Str("error.type", "timeout"))
+	default:
+		attrs = append(attrs, Str("error.type", "-32603"), Str("rpc.response.status_code", "-32603"))
+	}
+	return attemptSpan{name: "tools/call " + c.tool.name, kind: KindClient, status: r.status(a), attrs: attrs}
+}
+
+func (r *renderer) openllmetryAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
+	out := payload{"result": a.result, "is_error": false}
+	if a.status != AttemptOK {
+		out = payload{"result": a.failText, "is_error": true}
+	}
+	attrs := []Attr{Str("traceloop.span.kind", "tool"), Str("traceloop.entity.name", c.tool.name),
+		Str("traceloop.entity.input", jsonText(payload{"tool_name": c.tool.name, "arguments": a.args})),
+		Str("traceloop.entity.output", jsonText(out))}
+	return attemptSpan{name: c.tool.name + ".tool", kind: KindClient, status: r.status(a), attrs: attrs}
+}
+
+func (r *renderer) openinferenceAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
+	attrs := []Attr{Str("openinference.span.kind", "TOOL"), Str("tool.name", c.tool.name),
+		Str("tool.id", c.callID), Str("input.value", jsonText(a.args)), Str("input.mime_type", "application/json")}
+	if res := toolResult(a); res != "" {
+		attrs = append(attrs, Str("output.value", res), Str("output.mime_type", "application/json"))
+	}
+	return attemptSpan{name: c.tool.name, status: r.status(a), attrs: attrs}
+}
+
+func (r *renderer) vercelAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
+	attrs := []Attr{Str("operation.name", "ai.toolCall"), Str("ai.operationId", "ai.toolCall"),
+		Str("ai.toolCall.name", c.tool.name), Str("ai.toolCall.id", c.callID),
+		Str("ai.toolCall.args", jsonText(a.args))}
+	if res := toolResult(a); res != "" {
+		attrs = append(attrs, Str("ai.toolCall.result", res))
+	}
+	return attemptSpan{name: "ai.toolCall", status: r.status(a), attrs: attrs}
+}
+
+// claudeAttempt follows Claude Code: success as a string flag, status left unset; the
+// payloads use the hook field names (tool_input / tool_response) and are present only when
+// tool details are enabled, which this simulator always does.
+func (r *renderer) claudeAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
+	attrs := []Attr{Str("tool_name", c.tool.name), Str("tool_use_id", c.callID),
+		Str("success", strconv.FormatBool(a.status == AttemptOK)), Int("duration_ms", a.dur.Milliseconds()),
+		Str("tool_input", jsonText(a.args))}
+	if a.status == AttemptOK {
+		attrs = append(attrs, Str("tool_response", jsonText(a.result)))
+	} else {
+		attrs = append(attrs, Str("error", a.failText))
+	}
+	return attemptSpan{name: "claude_code.tool", status: Status{}, attrs: attrs}
+}
+
+func (r *renderer) logfireAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
+	r.jsonrpcID++
+	name := "MCP request: tools/call " + c.tool.name
+	req := payload{"jsonrpc": "2.0", "id": r.jsonrpcID, "method": "tools/call",
+		"params": payload{"name": c.tool.name, "arguments": a.args}}
+	res := isErrorResult(a.failText)
+	if a.status == AttemptOK {
+		res = mcpResult(a)
+	}
+	attrs := []Attr{Str("logfire.span_type", "span"), Str("logfire.msg", name), Str("request", jsonText(req)),
+		Str("response", `{"id":`+strconv.Itoa(r.jsonrpcID)+`,"jsonrpc":"2.0","result":`+res+`}`)}
+	return attemptSpan{name: name, kind: KindClient, status: Status{}, attrs: attrs}
+}
+
+// seedAttempt renders the per-attempt record of seed 000. The span status mirrors the
+// record's status so an attempt with an unknown side effect never looks unresolved.
+func (r *renderer) seedAttempt(c *plannedCall, a *plannedAttempt, n int) attemptSpan {
+	fields := []Attr{Str("event", "tool_attempt"), Str("run_id", r.plan.runID), Str("span_id", c.callID),
+		Int("attempt", int64(n)), Str("tool_name", c.tool.name), Str("args_hash", hashHex(jsonText(a.args)))}
+	if a.idemKey != "" {
+		fields = append(fields, Str("idem_hash", hashHex(a.idemKey)))
+	}
+	fields = append(fields, Str("status", string(a.status)),
+		Int("t_start", a.start.UnixMilli()), Int("t_end", a.end.UnixMilli()),
+		Int("token_in", a.tokensIn), Int("token_out", a.tokensOut), Str("side_effect", a.sideEffect))
+	if c.asset != "" {
+		fields = append(fields, Str("retrystorm.read.asset", c.asset))
+	}
+	attrs := fields[:0:0]
+	for _, f := range fields {
+		if f.Key != a.drop {
+			attrs = append(attrs, f)
+		}
+	}
+	st := Status{Code: StatusOK}
+	if a.status != AttemptOK {
+		st = Status{Code: StatusError, Message: string(a.status)}
+	}
+	return attemptSpan{name: "tool_attempt", status: st, attrs: attrs}
+}
+
+func hashHex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}

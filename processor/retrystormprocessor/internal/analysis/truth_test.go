@@ -1,0 +1,95 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
+)
+
+// TestGeneratedTrafficMatchesGroundTruth analyses agentsim's traffic, every scenario in
+// every shape that can express it, and holds each trace's records and findings to the
+// ground truth the generator wrote independently.
+func TestGeneratedTrafficMatchesGroundTruth(t *testing.T) {
+	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 7, EveryScenario: true, Scenarios: agenttraffic.DefaultScenarioWeights()})
+	require.NoError(t, err)
+	an := New(DefaultConfig(), stalecache.New(1000))
+	traces := gen.Generate(400)
+	for i := range traces {
+		tr := &traces[i]
+		got := an.Analyze(agenttraffic.TraceToPdata(tr))
+		label := fmt.Sprintf("trace %d %s/%s", i, tr.Truth.Shape, tr.Truth.Scenario)
+		assert.Equal(t, tr.Truth.Calls, got.Calls, label+": calls")
+		assert.Equal(t, string(tr.Truth.Reason), reasonOf(got.Signals), label+": reason")
+		assert.Equal(t, sortedKinds(tr.Truth.Findings), sortedFindingKinds(got), label+": findings")
+		var records []*Unit
+		for _, u := range got.Units {
+			if u.Record != nil {
+				records = append(records, u)
+			}
+		}
+		if !assert.Len(t, records, len(tr.Truth.Records), label+": records") {
+			continue
+		}
+		for j, want := range tr.Truth.Records {
+			r := records[j].Record
+			if want.CallKey != "" {
+				assert.Equal(t, want.CallKey, r.CallKey, label)
+			}
+			assert.Equal(t, want.Attempts, r.Attempts, label+": attempts")
+			assert.Equal(t, string(want.Layer), r.Layer, label+": layer")
+			assert.Equal(t, want.Layers, r.Layers, label+": layers")
+			assert.Equal(t, want.Storm, r.Storm, label+": storm")
+			assert.Equal(t, string(want.Class), deref(r.Class), label+": class")
+			assert.Equal(t, statusStrings(want.Statuses), r.Statuses, label+": statuses")
+			assert.Equal(t, want.IncompleteAttempts, r.IncompleteAttempts, label+": incomplete")
+		}
+	}
+}
+
+func reasonOf(s Signals) string {
+	switch {
+	case s.Storm:
+		return "storm"
+	case s.ToolError:
+		return "tool_error"
+	case s.Divergence:
+		return "divergence"
+	case s.SpanError:
+		return "span_error"
+	case s.Incomplete:
+		return "incomplete"
+	}
+	return "clean"
+}
+
+func statusStrings(in []agenttraffic.AttemptStatus) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func sortedKinds(in []agenttraffic.FindingKind) []string {
+	out := make([]string, 0, len(in))
+	for _, k := range in {
+		out = append(out, string(k))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sortedFindingKinds(tr *Trace) []string {
+	out := make([]string, 0, len(tr.Findings))
+	for _, f := range tr.Findings {
+		out = append(out, f.Kind)
+	}
+	slices.Sort(out)
+	return out
+}
