@@ -1,0 +1,197 @@
+package stormsummaryexporter // import "github.com/retrystorm/retrystorm/exporter/stormsummaryexporter"
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/retrystorm/retrystorm/exporter/stormsummaryexporter/internal/metadata"
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/internal/stormreport/summaryfile"
+)
+
+// summaryExporter writes the summary records the retry_storm processor leaves on last
+// attempts; it does no analysis of its own.
+type summaryExporter struct {
+	cfg       *Config
+	logger    *zap.Logger
+	telemetry *metadata.TelemetryBuilder
+	// wrapWriter is a test seam wrapping the rotating file writer.
+	wrapWriter func(io.Writer) io.Writer
+
+	// mu serialises appends: the sending queue runs several consumers.
+	mu      sync.Mutex
+	file    *summaryFile
+	written *lru.Cache[string, struct{}]
+}
+
+type exporterOption func(*summaryExporter)
+
+// withWriterWrapper wraps the rotating file writer, so tests can make writes fail.
+func withWriterWrapper(wrap func(io.Writer) io.Writer) exporterOption {
+	return func(e *summaryExporter) { e.wrapWriter = wrap }
+}
+
+func newSummaryExporter(cfg *Config, set exporter.Settings, opts ...exporterOption) (*summaryExporter, error) {
+	telemetry, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("create storm_summary telemetry: %w", err)
+	}
+	written, err := lru.New[string, struct{}](cfg.Dedup.RememberedIDs)
+	if err != nil {
+		return nil, fmt.Errorf("create record id memory: %w", err)
+	}
+	e := &summaryExporter{cfg: cfg, logger: set.Logger, telemetry: telemetry, written: written}
+	for _, opt := range opts {
+		opt(e)
+	}
+	return e, nil
+}
+
+func (e *summaryExporter) start(_ context.Context, _ component.Host) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	file, err := openSummaryFile(e.cfg.Path, e.cfg.Rotation, e.logger, e.wrapWriter)
+	if err != nil {
+		return err
+	}
+	seeded, err := seedIDs(e.cfg.Path, e.cfg.Dedup.SeedBytes)
+	if err != nil {
+		_ = file.close()
+		return fmt.Errorf("seed record id memory: %w", err)
+	}
+	for _, id := range seeded {
+		e.written.Add(id, struct{}{})
+	}
+	e.file = file
+	e.logger.Info("storm summary file open", zap.String("summary.path", e.cfg.Path), zap.Int("summary.seeded_ids", len(seeded)))
+	return nil
+}
+
+func (e *summaryExporter) shutdown(context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.telemetry.Shutdown()
+	if e.file == nil {
+		return nil
+	}
+	err := e.file.close()
+	e.file = nil
+	return err
+}
+
+// pushTraces appends the batch's selected records whole, or returns an error so the
+// exporterhelper retry and queue bring the batch back; ids already written are skipped.
+func (e *summaryExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
+	records := e.selectRecords(ctx, td)
+	if len(records) == 0 {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.file == nil {
+		return errors.New("append storm summaries: summary file is not open")
+	}
+	fresh, duplicates := e.unwritten(records)
+	lines, err := encodeRecords(fresh)
+	if err != nil {
+		return consumererror.NewPermanent(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("append storm summaries: %w", err)
+	}
+	committed, err := e.file.appendLines(lines)
+	for _, record := range fresh[:committed] {
+		e.written.Add(record.ID, struct{}{})
+	}
+	if committed > 0 {
+		e.telemetry.ExporterStormSummaryRecordsWritten.Add(ctx, int64(committed))
+	}
+	if err != nil {
+		e.telemetry.ExporterStormSummaryWriteErrors.Add(ctx, 1)
+		if errors.Is(err, errRecordTooLarge) {
+			return consumererror.NewPermanent(err)
+		}
+		return err
+	}
+	if duplicates > 0 {
+		e.telemetry.ExporterStormSummaryRecordsDeduplicated.Add(ctx, int64(duplicates))
+	}
+	return nil
+}
+
+// unwritten drops records whose id was written before or appears earlier in the batch.
+func (e *summaryExporter) unwritten(records []stormrecord.Record) ([]stormrecord.Record, int) {
+	fresh := make([]stormrecord.Record, 0, len(records))
+	inBatch := make(map[string]struct{}, len(records))
+	for _, record := range records {
+		_, seenBefore := e.written.Peek(record.ID)
+		_, seenInBatch := inBatch[record.ID]
+		if seenBefore || seenInBatch {
+			continue
+		}
+		inBatch[record.ID] = struct{}{}
+		fresh = append(fresh, record)
+	}
+	return fresh, len(records) - len(fresh)
+}
+
+func encodeRecords(records []stormrecord.Record) ([][]byte, error) {
+	lines := make([][]byte, 0, len(records))
+	for i := range records {
+		line, err := json.Marshal(&records[i])
+		if err != nil {
+			return nil, fmt.Errorf("encode storm summary record %s: %w", records[i].ID, err)
+		}
+		lines = append(lines, append(line, '\n'))
+	}
+	return lines, nil
+}
+
+// seedIDs reads the ids of the records at the end of the summary file, topped up from the
+// newest backup when the current file is short (a restart right after a rotation), oldest
+// first so the most recent ids are the last forgotten.
+func seedIDs(path string, budget int64) ([]string, error) {
+	current, err := summaryfile.Tail(path, budget)
+	if err != nil {
+		return nil, err
+	}
+	var previous []byte
+	if remaining := budget - int64(len(current)); remaining > 0 {
+		backups, err := summaryfile.Backups(path)
+		if err != nil {
+			return nil, err
+		}
+		if len(backups) > 0 {
+			previous, err = summaryfile.Tail(backups[len(backups)-1], remaining)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return append(recordIDs(previous), recordIDs(current)...), nil
+}
+
+func recordIDs(lines []byte) []string {
+	var ids []string
+	for line := range bytes.Lines(lines) {
+		var head struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(line, &head) == nil && head.ID != "" {
+			ids = append(ids, head.ID)
+		}
+	}
+	return ids
+}

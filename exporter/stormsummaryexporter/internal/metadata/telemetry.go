@@ -1,0 +1,64 @@
+package metadata // import "github.com/retrystorm/retrystorm/exporter/stormsummaryexporter/internal/metadata"
+
+import (
+	"errors"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Metric names of the exporter's internal telemetry (DESIGN.md, "Telemetry").
+const (
+	MetricRecordsWritten      = "otelcol_exporter_storm_summary_records_written"
+	MetricRecordsDeduplicated = "otelcol_exporter_storm_summary_records_deduplicated"
+	MetricRecordsMalformed    = "otelcol_exporter_storm_summary_records_malformed"
+	MetricWriteErrors         = "otelcol_exporter_storm_summary_write_errors"
+)
+
+// Meter returns the exporter's meter from the component's MeterProvider.
+func Meter(settings component.TelemetrySettings) metric.Meter {
+	return settings.MeterProvider.Meter(ScopeName)
+}
+
+// TelemetryBuilder holds the exporter's instruments.
+type TelemetryBuilder struct {
+	ExporterStormSummaryRecordsWritten      metric.Int64Counter
+	ExporterStormSummaryRecordsDeduplicated metric.Int64Counter
+	ExporterStormSummaryRecordsMalformed    metric.Int64Counter
+	ExporterStormSummaryWriteErrors         metric.Int64Counter
+}
+
+// NewTelemetryBuilder creates every instrument of the exporter on the component's meter.
+func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilder, error) {
+	meter := Meter(settings)
+	var builder TelemetryBuilder
+	var err, errs error
+	builder.ExporterStormSummaryRecordsWritten, err = meter.Int64Counter(
+		MetricRecordsWritten,
+		metric.WithDescription("Storm summary records appended to the summary file. [Development]"),
+		metric.WithUnit("{record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterStormSummaryRecordsDeduplicated, err = meter.Int64Counter(
+		MetricRecordsDeduplicated,
+		metric.WithDescription("Storm summary records not written because their id was already written. [Development]"),
+		metric.WithUnit("{record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterStormSummaryRecordsMalformed, err = meter.Int64Counter(
+		MetricRecordsMalformed,
+		metric.WithDescription("Call summaries on spans that could not be parsed and were skipped. [Development]"),
+		metric.WithUnit("{record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterStormSummaryWriteErrors, err = meter.Int64Counter(
+		MetricWriteErrors,
+		metric.WithDescription("Failed appends of a batch to the summary file; the batch goes back to the retry and queue. [Development]"),
+		metric.WithUnit("{error}"),
+	)
+	errs = errors.Join(errs, err)
+	return &builder, errs
+}
+
+// Shutdown releases the builder; counters hold no callbacks, so there is nothing to undo.
+func (builder *TelemetryBuilder) Shutdown() {}

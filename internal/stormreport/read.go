@@ -1,0 +1,134 @@
+// Package stormreport reads storm summary files (current, rotated and compressed) and
+// aggregates them into the report stormreport prints as text, JSON or an HTML page.
+package stormreport // import "github.com/retrystorm/retrystorm/internal/stormreport"
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/internal/stormreport/summaryfile"
+)
+
+// Input is what was read from the summary files.
+type Input struct {
+	Files   []string
+	Records []stormrecord.Record
+	// SkippedLines counts lines that are not storm summary records (broken JSON, another
+	// schema, no id).
+	SkippedLines int
+	// Duplicates counts records whose id was already read from another line.
+	Duplicates int
+}
+
+// ResolveFiles expands the arguments (paths or globs) into the files to read. A summary
+// file brings its rotated backups along, oldest first, so pointing the tool at the file
+// the exporter writes reads its whole history. When a backup exists both plain and
+// compressed, compression is still running and the plain one is read.
+func ResolveFiles(args []string) ([]string, error) {
+	var files []string
+	for _, arg := range args {
+		matches := []string{arg}
+		if strings.ContainsAny(arg, "*?[") {
+			var err error
+			matches, err = filepath.Glob(arg)
+			if err != nil {
+				return nil, fmt.Errorf("expand %q: %w", arg, err)
+			}
+			if len(matches) == 0 {
+				return nil, fmt.Errorf("no summary files match %q", arg)
+			}
+		}
+		for _, path := range matches {
+			info, err := os.Stat(path)
+			if err != nil {
+				return nil, fmt.Errorf("find summary file: %w", err)
+			}
+			if info.IsDir() {
+				return nil, fmt.Errorf("summary file %s is a directory", path)
+			}
+			if !strings.HasSuffix(path, summaryfile.GzipSuffix) {
+				backups, err := summaryfile.Backups(path)
+				if err != nil {
+					return nil, err
+				}
+				files = append(files, backups...)
+			}
+			files = append(files, path)
+		}
+	}
+	return distinctFiles(files), nil
+}
+
+func distinctFiles(files []string) []string {
+	present := make(map[string]bool, len(files))
+	for _, f := range files {
+		present[filepath.Clean(f)] = true
+	}
+	seen := make(map[string]bool, len(files))
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		f = filepath.Clean(f)
+		plain, compressed := strings.CutSuffix(f, summaryfile.GzipSuffix)
+		if seen[f] || (compressed && present[plain]) {
+			continue
+		}
+		seen[f] = true
+		out = append(out, f)
+	}
+	return out
+}
+
+// Read reads every record of the files in order, keeping the first record of each id.
+func Read(files []string) (*Input, error) {
+	input := &Input{Files: files}
+	seen := make(map[string]bool)
+	for _, path := range files {
+		if err := readFile(path, input, seen); err != nil {
+			return nil, err
+		}
+	}
+	return input, nil
+}
+
+func readFile(path string, input *Input, seen map[string]bool) error {
+	file, err := summaryfile.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	reader := bufio.NewReaderSize(file, 64*1024)
+	for {
+		line, err := reader.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			addLine(line, input, seen)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read summary file %s: %w", path, err)
+		}
+	}
+}
+
+func addLine(line []byte, input *Input, seen map[string]bool) {
+	var record stormrecord.Record
+	if json.Unmarshal(line, &record) != nil || record.Schema != stormrecord.Schema || record.ID == "" {
+		input.SkippedLines++
+		return
+	}
+	if seen[record.ID] {
+		input.Duplicates++
+		return
+	}
+	seen[record.ID] = true
+	input.Records = append(input.Records, record)
+}

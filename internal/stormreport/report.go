@@ -1,0 +1,266 @@
+package stormreport // import "github.com/retrystorm/retrystorm/internal/stormreport"
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+)
+
+// statusOK is the normalised status of a successful attempt.
+const statusOK = "ok"
+
+// Report is the aggregate of summary records. Its first fields keep the shape of the
+// retry storm scanner of seed 000 (a call is what the scanner calls a span); the rest adds
+// what the summary records know beyond it.
+type Report struct {
+	// ToolEvents counts tool attempts across the recorded calls.
+	ToolEvents int `json:"tool_events"`
+	// IncompleteEvents counts attempts that lacked a field (untrusted for cost analysis).
+	IncompleteEvents int `json:"incomplete_events"`
+	// Spans counts recorded logical calls.
+	Spans           int        `json:"spans"`
+	StormSpans      int        `json:"storm_spans"`
+	StatusFlipSpans int        `json:"status_flip_spans"`
+	TopStorms       []StormRow `json:"top_storms"`
+
+	// TopFailedTokenStorms ranks storms by tokens spent on attempts that did not succeed.
+	TopFailedTokenStorms []StormRow `json:"top_failed_token_storms"`
+	FailedAttempts       int        `json:"failed_attempts"`
+	// FailedTokens sums failed_tokens_in + failed_tokens_out where known; null when no
+	// record knows them.
+	FailedTokens *int64         `json:"failed_tokens"`
+	ByClass      []ClassTotal   `json:"by_class"`
+	ByFinding    []FindingTotal `json:"by_finding"`
+	ByTool       []ToolTotal    `json:"by_tool"`
+}
+
+// StormRow is one storm in a ranking; span_id is the call key, as in the scanner.
+type StormRow struct {
+	SpanID     string   `json:"span_id"`
+	RunID      *string  `json:"run_id"`
+	ToolName   string   `json:"tool_name"`
+	Attempts   int      `json:"attempts"`
+	Statuses   []string `json:"statuses"`
+	UniqueArgs int      `json:"unique_args"`
+	MS         int64    `json:"ms"`
+	IdemHash   *string  `json:"idem_hash"`
+
+	ID           string  `json:"id"`
+	TraceID      string  `json:"trace_id"`
+	Class        *string `json:"class"`
+	FailedTokens *int64  `json:"failed_tokens"`
+	TraceURL     *string `json:"trace_url,omitempty"`
+}
+
+// ClassTotal sums the storms of one class.
+type ClassTotal struct {
+	Class        string `json:"class"`
+	Storms       int    `json:"storms"`
+	Attempts     int    `json:"attempts"`
+	FailedTokens *int64 `json:"failed_tokens"`
+}
+
+// FindingTotal counts the findings of one kind and the calls carrying them.
+type FindingTotal struct {
+	Kind     string `json:"kind"`
+	Findings int    `json:"findings"`
+	Calls    int    `json:"calls"`
+}
+
+// ToolTotal sums the recorded calls of one tool.
+type ToolTotal struct {
+	Tool           string `json:"tool"`
+	Calls          int    `json:"calls"`
+	Storms         int    `json:"storms"`
+	Attempts       int    `json:"attempts"`
+	FailedAttempts int    `json:"failed_attempts"`
+	FailedTokens   *int64 `json:"failed_tokens"`
+}
+
+// unclassified names the class of a storm whose record has none.
+const unclassified = "unclassified"
+
+// Build aggregates records; top bounds each ranking (0 or less keeps every storm).
+func Build(records []stormrecord.Record, top int) Report {
+	agg := aggregate{
+		classes:  map[string]*ClassTotal{},
+		findings: map[string]*FindingTotal{},
+		tools:    map[string]*ToolTotal{},
+	}
+	for i := range records {
+		agg.add(&records[i])
+	}
+	report := agg.report
+	report.TopStorms = rankByAttempts(agg.storms, top)
+	report.TopFailedTokenStorms = rankByFailedTokens(agg.storms, top)
+	report.ByClass = sortedTotals(agg.classes, func(a, b *ClassTotal) int {
+		return cmp.Or(cmp.Compare(b.Storms, a.Storms), cmp.Compare(a.Class, b.Class))
+	})
+	report.ByFinding = sortedTotals(agg.findings, func(a, b *FindingTotal) int {
+		return cmp.Or(cmp.Compare(b.Findings, a.Findings), cmp.Compare(a.Kind, b.Kind))
+	})
+	report.ByTool = sortedTotals(agg.tools, func(a, b *ToolTotal) int {
+		return cmp.Or(cmp.Compare(b.Attempts, a.Attempts), cmp.Compare(a.Tool, b.Tool))
+	})
+	return report
+}
+
+// aggregate accumulates the report while the records are walked once.
+type aggregate struct {
+	report   Report
+	classes  map[string]*ClassTotal
+	findings map[string]*FindingTotal
+	tools    map[string]*ToolTotal
+	storms   []StormRow
+}
+
+func (a *aggregate) add(r *stormrecord.Record) {
+	failed := failedAttempts(r)
+	tokens := FailedTokens(r)
+	a.report.Spans++
+	a.report.ToolEvents += r.Attempts
+	a.report.IncompleteEvents += r.IncompleteAttempts
+	a.report.FailedAttempts += failed
+	a.report.FailedTokens = addKnown(a.report.FailedTokens, tokens)
+	if r.StatusFlip {
+		a.report.StatusFlipSpans++
+	}
+	tool := entry(a.tools, r.ToolName, func() *ToolTotal { return &ToolTotal{Tool: r.ToolName} })
+	tool.Calls++
+	tool.Attempts += r.Attempts
+	tool.FailedAttempts += failed
+	tool.FailedTokens = addKnown(tool.FailedTokens, tokens)
+	countFindings(a.findings, r.Findings)
+	if !r.Storm {
+		return
+	}
+	a.report.StormSpans++
+	tool.Storms++
+	name := ClassName(r)
+	class := entry(a.classes, name, func() *ClassTotal { return &ClassTotal{Class: name} })
+	class.Storms++
+	class.Attempts += r.Attempts
+	class.FailedTokens = addKnown(class.FailedTokens, tokens)
+	a.storms = append(a.storms, NewStormRow(r))
+}
+
+// ClassName is the record's storm class, or "unclassified" when it has none.
+func ClassName(r *stormrecord.Record) string {
+	if r.Class != nil && *r.Class != "" {
+		return *r.Class
+	}
+	return unclassified
+}
+
+// NewStormRow is the ranking row of a record.
+func NewStormRow(r *stormrecord.Record) StormRow {
+	statuses := r.Statuses
+	if statuses == nil {
+		statuses = []string{}
+	}
+	return StormRow{
+		SpanID: r.CallKey, RunID: r.RunID, ToolName: r.ToolName, Attempts: r.Attempts,
+		Statuses: statuses, UniqueArgs: r.UniqueArgs, MS: r.MS, IdemHash: r.IdemHash,
+		ID: r.ID, TraceID: r.TraceID, Class: r.Class, FailedTokens: FailedTokens(r), TraceURL: r.TraceURL,
+	}
+}
+
+func failedAttempts(r *stormrecord.Record) int {
+	failed := 0
+	for _, status := range r.Statuses {
+		if status != statusOK {
+			failed++
+		}
+	}
+	return failed
+}
+
+// FailedTokens is failed_tokens_in + failed_tokens_out, counting the halves that are
+// known; nil when neither is.
+func FailedTokens(r *stormrecord.Record) *int64 {
+	return addKnown(addKnown(nil, r.FailedTokensIn), r.FailedTokensOut)
+}
+
+// addKnown adds b to a, treating nil as unknown rather than zero.
+func addKnown(a, b *int64) *int64 {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		sum := *b
+		return &sum
+	default:
+		sum := *a + *b
+		return &sum
+	}
+}
+
+func countFindings(totals map[string]*FindingTotal, findings []stormrecord.Finding) {
+	kinds := map[string]bool{}
+	for _, f := range findings {
+		total := entry(totals, f.Kind, func() *FindingTotal { return &FindingTotal{Kind: f.Kind} })
+		total.Findings++
+		if !kinds[f.Kind] {
+			kinds[f.Kind] = true
+			total.Calls++
+		}
+	}
+}
+
+func entry[T any](totals map[string]*T, key string, create func() *T) *T {
+	if total, ok := totals[key]; ok {
+		return total
+	}
+	total := create()
+	totals[key] = total
+	return total
+}
+
+func sortedTotals[T any](totals map[string]*T, compare func(a, b *T) int) []T {
+	ptrs := make([]*T, 0, len(totals))
+	for _, total := range totals {
+		ptrs = append(ptrs, total)
+	}
+	slices.SortFunc(ptrs, compare)
+	out := make([]T, len(ptrs))
+	for i, p := range ptrs {
+		out[i] = *p
+	}
+	return out
+}
+
+// rankByAttempts orders storms by attempts, then duration, then id, so equal storms keep a
+// stable order.
+func rankByAttempts(storms []StormRow, top int) []StormRow {
+	ranked := slices.Clone(storms)
+	slices.SortStableFunc(ranked, func(a, b StormRow) int {
+		return cmp.Or(cmp.Compare(b.Attempts, a.Attempts), cmp.Compare(b.MS, a.MS), cmp.Compare(a.ID, b.ID))
+	})
+	return limit(ranked, top)
+}
+
+// rankByFailedTokens keeps storms that spent a known, non-zero number of tokens on failed
+// attempts, most first.
+func rankByFailedTokens(storms []StormRow, top int) []StormRow {
+	var ranked []StormRow
+	for _, s := range storms {
+		if s.FailedTokens != nil && *s.FailedTokens > 0 {
+			ranked = append(ranked, s)
+		}
+	}
+	slices.SortStableFunc(ranked, func(a, b StormRow) int {
+		return cmp.Or(cmp.Compare(*b.FailedTokens, *a.FailedTokens), cmp.Compare(b.Attempts, a.Attempts), cmp.Compare(a.ID, b.ID))
+	})
+	return limit(ranked, top)
+}
+
+func limit(rows []StormRow, top int) []StormRow {
+	if rows == nil {
+		return []StormRow{}
+	}
+	if top > 0 && len(rows) > top {
+		return rows[:top]
+	}
+	return rows
+}

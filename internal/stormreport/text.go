@@ -1,0 +1,121 @@
+package stormreport // import "github.com/retrystorm/retrystorm/internal/stormreport"
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteJSON writes the report as indented JSON.
+func WriteJSON(w io.Writer, report Report) error {
+	encoder := json.NewEncoder(w)
+	encoder.SetIndent("", "  ")
+	if err := encoder.Encode(report); err != nil {
+		return fmt.Errorf("write JSON report: %w", err)
+	}
+	return nil
+}
+
+// WriteText writes the report as plain-text tables.
+func WriteText(w io.Writer, input *Input, report Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%d recorded calls from %d files: %d storms, %d status flips, %d attempts (%d failed), %s tokens on failed attempts\n",
+		report.Spans, len(input.Files), report.StormSpans, report.StatusFlipSpans,
+		report.ToolEvents, report.FailedAttempts, formatTokens(report.FailedTokens))
+	if report.IncompleteEvents > 0 {
+		fmt.Fprintf(tw, "%d incomplete attempts: their calls are untrusted for cost analysis\n", report.IncompleteEvents)
+	}
+	if input.SkippedLines > 0 || input.Duplicates > 0 {
+		fmt.Fprintf(tw, "skipped %d lines that are not summary records and %d duplicate records\n", input.SkippedLines, input.Duplicates)
+	}
+	writeStorms(tw, "Top storms by attempts", report.TopStorms)
+	writeStorms(tw, "Top storms by tokens spent on failed attempts", report.TopFailedTokenStorms)
+	fmt.Fprintf(tw, "\nStorms by class\nclass\tstorms\tattempts\tfailed tokens\n")
+	for _, c := range report.ByClass {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", c.Class, c.Storms, c.Attempts, formatTokens(c.FailedTokens))
+	}
+	fmt.Fprintf(tw, "\nFindings by kind\nkind\tfindings\tcalls\n")
+	for _, f := range report.ByFinding {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", f.Kind, f.Findings, f.Calls)
+	}
+	fmt.Fprintf(tw, "\nCalls by tool\ntool\tcalls\tstorms\tattempts\tfailed attempts\tfailed tokens\n")
+	for _, t := range report.ByTool {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", t.Tool, t.Calls, t.Storms, t.Attempts, t.FailedAttempts, formatTokens(t.FailedTokens))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write text report: %w", err)
+	}
+	return nil
+}
+
+func writeStorms(w io.Writer, title string, rows []StormRow) {
+	fmt.Fprintf(w, "\n%s\n", title)
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "(none)")
+		return
+	}
+	fmt.Fprintln(w, "#\ttool\tcall key\trun\tattempts\tstatuses\targs\tduration\tfailed tokens\tclass\tidem hash")
+	for i, row := range rows {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", i+1, row.ToolName, row.SpanID,
+			orDash(row.RunID), row.Attempts, strings.Join(row.Statuses, ","), row.UniqueArgs,
+			FormatDuration(row.MS), formatTokens(row.FailedTokens), orDash(row.Class), shortHash(orDash(row.IdemHash)))
+	}
+}
+
+func orDash(s *string) string {
+	if s == nil || *s == "" {
+		return "-"
+	}
+	return *s
+}
+
+// shortHash keeps the start of a long hash: enough to recognise it, short enough for a
+// table. The JSON report and the page's tooltip keep the full value.
+func shortHash(hash string) string {
+	if len(hash) <= 16 {
+		return hash
+	}
+	return hash[:12] + "…"
+}
+
+// formatTokens prints a token count with thousands separators, "unknown" when nil.
+func formatTokens(tokens *int64) string {
+	if tokens == nil {
+		return "unknown"
+	}
+	return groupThousands(*tokens)
+}
+
+func groupThousands(n int64) string {
+	digits := strconv.FormatInt(n, 10)
+	sign := ""
+	if n < 0 {
+		sign, digits = "-", digits[1:]
+	}
+	var b strings.Builder
+	for i, d := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	return sign + b.String()
+}
+
+// FormatDuration prints milliseconds the way people read them: 820 ms, 4.08 s, 12.5 s,
+// 2m05s.
+func FormatDuration(ms int64) string {
+	switch {
+	case ms < 1000:
+		return fmt.Sprintf("%d ms", ms)
+	case ms < 10_000:
+		return fmt.Sprintf("%.2f s", float64(ms)/1000)
+	case ms < 60_000:
+		return fmt.Sprintf("%.1f s", float64(ms)/1000)
+	default:
+		return fmt.Sprintf("%dm%02ds", ms/60_000, (ms%60_000)/1000)
+	}
+}
