@@ -2,9 +2,13 @@
 GO       ?= go
 PKGS     := ./...
 
-.PHONY: test vet fmtcheck unit
+.PHONY: test vet fmtcheck unit browser
 
-test: fmtcheck vet unit
+test: fmtcheck vet browser unit
+
+# The stormreport page test renders in headless Chromium; install it when missing.
+browser:
+	@bash .ci/ensure-chromium
 
 fmtcheck:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_build/*'))"; \
