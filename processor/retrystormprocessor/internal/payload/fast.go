@@ -17,13 +17,22 @@ type canonicalizer struct {
 	out   []byte
 	tmp   []byte
 	depth int
+	// members is a stack shared by nested objects: an object's members sit above its
+	// base index until the object is closed and written in key order.
+	members []member
 }
 
 var errSyntax = errors.New("invalid json")
 
 // canonicalAppend appends the canonical form of src to dst.
 func canonicalAppend(dst, src []byte) ([]byte, error) {
-	c := canonicalizer{src: src, out: dst}
+	var c canonicalizer
+	return c.appendCanonical(dst, src)
+}
+
+// appendCanonical reuses the canonicalizer's scratch space across documents.
+func (c *canonicalizer) appendCanonical(dst, src []byte) ([]byte, error) {
+	c.src, c.pos, c.out, c.depth, c.members = src, 0, dst, 0, c.members[:0]
 	if err := c.value(); err != nil {
 		return dst, err
 	}
@@ -165,7 +174,7 @@ func (c *canonicalizer) array() error {
 // member is one object member already written to out: its decoded key and where its
 // canonical `"key":value` bytes sit.
 type member struct {
-	key        string
+	key        []byte
 	start, end int
 }
 
@@ -176,7 +185,7 @@ func (c *canonicalizer) object() error {
 	c.pos++
 	open := len(c.out)
 	c.out = append(c.out, '{')
-	var members []member
+	base := len(c.members)
 	c.skipSpace()
 	if c.pos < len(c.src) && c.src[c.pos] == '}' {
 		c.pos++
@@ -193,6 +202,9 @@ func (c *canonicalizer) object() error {
 		if err != nil {
 			return err
 		}
+		if len(c.members) > base {
+			c.out = append(c.out, ',')
+		}
 		m := member{key: decodedKey(key), start: len(c.out)}
 		c.out = appendString(c.out, key)
 		c.skipSpace()
@@ -205,7 +217,7 @@ func (c *canonicalizer) object() error {
 			return err
 		}
 		m.end = len(c.out)
-		members = append(members, m)
+		c.members = append(c.members, m)
 		c.skipSpace()
 		if c.pos >= len(c.src) {
 			return errSyntax
@@ -220,7 +232,8 @@ func (c *canonicalizer) object() error {
 		c.pos++
 		break
 	}
-	c.sortMembers(open+1, members)
+	c.sortMembers(open+1, c.members[base:])
+	c.members = c.members[:base]
 	c.out = append(c.out, '}')
 	c.depth--
 	return nil
@@ -229,7 +242,17 @@ func (c *canonicalizer) object() error {
 // sortMembers reorders the members written after `from` by key, joined by commas. Like
 // encoding/json, a repeated key keeps its last value.
 func (c *canonicalizer) sortMembers(from int, members []member) {
-	slices.SortStableFunc(members, func(a, b member) int { return compareKeys(a.key, b.key) })
+	sorted := true
+	for i := 1; i < len(members); i++ {
+		if bytes.Compare(members[i-1].key, members[i].key) >= 0 {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return // already canonical: the bytes are in place
+	}
+	slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
 	members = dedupLast(members)
 	c.tmp = c.tmp[:0]
 	for i, m := range members {
@@ -243,27 +266,17 @@ func (c *canonicalizer) sortMembers(from int, members []member) {
 
 // decodedKey turns each invalid UTF-8 byte into U+FFFD, as encoding/json does, so keys
 // sort the same way.
-func decodedKey(key []byte) string {
+func decodedKey(key []byte) []byte {
 	if utf8.Valid(key) {
-		return string(key)
+		return key
 	}
-	return string([]rune(string(key)))
-}
-
-func compareKeys(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return []byte(string([]rune(string(key))))
 }
 
 func dedupLast(ms []member) []member {
 	out := ms[:0]
 	for i := range ms {
-		if i+1 < len(ms) && ms[i+1].key == ms[i].key {
+		if i+1 < len(ms) && bytes.Equal(ms[i+1].key, ms[i].key) {
 			continue
 		}
 		out = append(out, ms[i])

@@ -13,7 +13,9 @@ import (
 // low-entropy arguments (account numbers) are brute-forceable from a plain hash.
 // A Hasher is not safe for concurrent use; make one per goroutine.
 type Hasher struct {
-	h hash.Hash
+	h       hash.Hash
+	c       canonicalizer
+	scratch []byte
 }
 
 // NewHasher returns a Hasher; an empty key means plain SHA-256.
@@ -40,4 +42,26 @@ func (x *Hasher) Value(v pcommon.Value) string {
 // String digests a raw string as given (idempotency keys are opaque, not JSON).
 func (x *Hasher) String(s string) string {
 	return x.Sum([]byte(s))
+}
+
+// ValuePath digests the canonical JSON of the element at path inside v (see
+// CanonicalValuePath), reusing the Hasher's scratch space on the common paths.
+func (x *Hasher) ValuePath(v pcommon.Value, path []string) (string, bool) {
+	if len(path) == 0 && v.Type() == pcommon.ValueTypeStr {
+		s := v.Str()
+		x.scratch = x.scratch[:0]
+		if looksLikeJSONContainer(s) {
+			if out, err := x.c.appendCanonical(x.scratch, []byte(s)); err == nil {
+				x.scratch = out
+				return x.Sum(out), true
+			}
+		}
+		x.scratch = appendString(x.scratch[:0], s)
+		return x.Sum(x.scratch), true
+	}
+	b, ok := CanonicalValuePath(v, path)
+	if !ok {
+		return "", false
+	}
+	return x.Sum(b), true
 }

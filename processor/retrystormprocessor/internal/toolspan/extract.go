@@ -169,13 +169,13 @@ func (x *Extractor) toolNameFromSpanName(name string) string {
 func (x *Extractor) readHashes(a *Attempt, attrs pcommon.Map) {
 	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
 		a.ArgsHash = s
-	} else if b, ok := x.firstCanonical(attrs, x.arguments); ok {
-		a.ArgsHash = x.hasher.Sum(b)
+	} else if h, ok := x.firstDigest(attrs, x.arguments); ok {
+		a.ArgsHash = h
 	}
 	if s, ok := x.firstString(attrs, x.resultHash); ok && s != "" {
 		a.ResultHash = s
-	} else if b, ok := x.firstCanonical(attrs, x.result); ok {
-		a.ResultHash = x.hasher.Sum(b)
+	} else if h, ok := x.firstDigest(attrs, x.result); ok {
+		a.ResultHash = h
 	}
 	if s, ok := x.firstString(attrs, x.idemHash); ok && s != "" {
 		a.IdemHash = s
@@ -285,15 +285,15 @@ func (x *Extractor) firstString(attrs pcommon.Map, srcs []source) (string, bool)
 	return "", false
 }
 
-func (x *Extractor) firstCanonical(attrs pcommon.Map, srcs []source) ([]byte, bool) {
+func (x *Extractor) firstDigest(attrs pcommon.Map, srcs []source) (string, bool) {
 	for _, src := range srcs {
 		if v, ok := attrs.Get(src.key); ok {
-			if b, ok := payload.CanonicalValuePath(v, src.path); ok {
-				return b, true
+			if h, ok := x.hasher.ValuePath(v, src.path); ok {
+				return h, true
 			}
 		}
 	}
-	return nil, false
+	return "", false
 }
 
 // parseAttemptNumber accepts ints, integral doubles and strings holding integers; anything
