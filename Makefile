@@ -19,3 +19,26 @@ vet:
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
+
+# The otelcol-retrystorm distribution, built by ocb from builder-config.yaml. Only Go and
+# make are needed: `go run` fetches the builder. Rebuilt only when the manifest or a Go
+# source, go.mod or go.sum of the repository (tracked or new, not ignored; tests excluded:
+# they are not in the binary) is newer than the binary.
+BUILDER_VERSION ?= v0.161.0
+OTELCOL         := _build/otelcol-retrystorm
+OTELCOL_SOURCES := $(wildcard $(shell { \
+	git ls-files --cached --others --exclude-standard -- '*.go' '*go.mod' '*go.sum' 2>/dev/null || \
+	find . -path ./_build -prune -o \( -name '*.go' -o -name go.mod -o -name go.sum \) -print; \
+	} | grep -v -e '_test\.go$$' -e '^\(\./\)\?_build/'))
+
+.PHONY: build e2e
+
+build: $(OTELCOL)
+
+$(OTELCOL): builder-config.yaml $(OTELCOL_SOURCES)
+	$(GO) run go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION) --config builder-config.yaml
+	@touch $@
+
+# Validates every config/*.yaml with the built binary.
+e2e: build
+	$(GO) test -race -tags e2e -count=1 ./e2e/...
