@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
@@ -13,25 +14,31 @@ import (
 // low-entropy arguments (account numbers) are brute-forceable from a plain hash.
 // A Hasher is not safe for concurrent use; make one per goroutine.
 type Hasher struct {
-	h       hash.Hash
+	// mac is nil without a key: plain SHA-256 then runs on the stack.
+	mac     hash.Hash
 	c       canonicalizer
 	scratch []byte
+	digest  []byte
 }
 
 // NewHasher returns a Hasher; an empty key means plain SHA-256.
 func NewHasher(key []byte) *Hasher {
 	if len(key) == 0 {
-		return &Hasher{h: sha256.New()}
+		return &Hasher{}
 	}
-	return &Hasher{h: hmac.New(sha256.New, key)}
+	return &Hasher{mac: hmac.New(sha256.New, key)}
 }
 
 // Sum returns the lowercase hex digest of b.
 func (x *Hasher) Sum(b []byte) string {
-	x.h.Reset()
-	x.h.Write(b)
-	var out [sha256.Size]byte
-	return hex.EncodeToString(x.h.Sum(out[:0]))
+	if x.mac == nil {
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:])
+	}
+	x.mac.Reset()
+	x.mac.Write(b)
+	x.digest = x.mac.Sum(x.digest[:0])
+	return hex.EncodeToString(x.digest)
 }
 
 // Value digests the canonical JSON of an attribute value.
@@ -51,7 +58,7 @@ func (x *Hasher) ValuePath(v pcommon.Value, path []string) (string, bool) {
 		s := v.Str()
 		x.scratch = x.scratch[:0]
 		if looksLikeJSONContainer(s) {
-			if out, err := x.c.appendCanonical(x.scratch, []byte(s)); err == nil {
+			if out, err := x.c.appendCanonical(x.scratch, stringBytes(s)); err == nil {
 				x.scratch = out
 				return x.Sum(out), true
 			}
@@ -64,4 +71,9 @@ func (x *Hasher) ValuePath(v pcommon.Value, path []string) (string, bool) {
 		return "", false
 	}
 	return x.Sum(b), true
+}
+
+// stringBytes views s as bytes without copying; the canonicalizer only reads its input.
+func stringBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
