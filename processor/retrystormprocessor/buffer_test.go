@@ -1,0 +1,245 @@
+package retrystormprocessor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+)
+
+// interleave deals the spans of many traces into batches that each mix spans of several
+// traces, so every batch is cut by trace id and every trace arrives over many calls.
+func interleave(traces []ptrace.Traces, perBatch int) []ptrace.Traces {
+	var singles [][]ptrace.Traces
+	for _, td := range traces {
+		singles = append(singles, oneSpanPer(td))
+	}
+	var batches []ptrace.Traces
+	cur := ptrace.NewTraces()
+	for round := 0; ; round++ {
+		any := false
+		for _, spans := range singles {
+			if round >= len(spans) {
+				continue
+			}
+			any = true
+			spans[round].ResourceSpans().MoveAndAppendTo(cur.ResourceSpans())
+			if cur.SpanCount() >= perBatch {
+				batches = append(batches, cur)
+				cur = ptrace.NewTraces()
+			}
+		}
+		if !any {
+			break
+		}
+	}
+	if cur.SpanCount() > 0 {
+		batches = append(batches, cur)
+	}
+	return batches
+}
+
+func TestTraceSplitAcrossCallsAndShardsIsDecidedOnceWhole(t *testing.T) {
+	cfg := testConfig()
+	cfg.Sampling.CleanPercent = 100
+	h := newHarness(t, cfg, nil)
+	var traces []ptrace.Traces
+	for i := range 40 {
+		if i%2 == 0 {
+			traces = append(traces, stormTrace(traceID(uint64(i))))
+		} else {
+			traces = append(traces, cleanTrace(traceID(uint64(i)), "lookup", "fetch", "summarize"))
+		}
+	}
+	batches := interleave(traces, 7)
+	require.Greater(t, len(batches), 20)
+	for i, b := range batches {
+		h.consume(b)
+		if i%5 == 0 {
+			h.advance(100 * time.Millisecond) // deadlines are checked between arrivals
+		}
+	}
+	h.advance(3 * time.Second)
+
+	byTrace := sinkSpans(h.sink)
+	require.Len(t, byTrace, 40)
+	for id, spans := range byTrace {
+		require.Lenf(t, spans, 4, "trace %s forwarded whole", id)
+		for _, s := range spans {
+			if s.ParentSpanID().IsEmpty() {
+				assert.Contains(t, s.Attributes().AsRaw(), stormrecord.AttrSampling)
+				continue
+			}
+			if s.Attributes().AsRaw()[stormrecord.AttrCallStorm] == true {
+				assert.EqualValues(t, 3, s.Attributes().AsRaw()[stormrecord.AttrCallAttempts], "analysed with every attempt")
+			}
+		}
+	}
+	assert.EqualValues(t, 40, h.sum(metadata.MetricTraces), "each trace decided once")
+	assert.EqualValues(t, 20, h.sum(metadata.MetricStormCalls))
+	assert.Zero(t, h.sum(metadata.MetricLateSpans))
+	h.conservation()
+}
+
+func TestDeadlines(t *testing.T) {
+	h := newHarness(t, testConfig(), nil)
+	withRoot, noRoot, lateRoot := traceID(1), traceID(2), traceID(3)
+	h.consume(stormTrace(withRoot))
+	h.consume(withoutRoot(stormTrace(noRoot)))
+	late := stormTrace(lateRoot)
+	h.consume(withoutRoot(stormTrace(lateRoot)))
+
+	h.advance(2*time.Second - time.Nanosecond)
+	assert.NotContains(t, sinkSpans(h.sink), withRoot)
+	h.advance(time.Nanosecond)
+	assert.Contains(t, sinkSpans(h.sink), withRoot, "root arrival + root_grace")
+
+	h.advance(27 * time.Second) // t = 29s: the late root arrives, its grace would end at 31s
+	var root ptrace.Traces
+	for _, one := range oneSpanPer(late) {
+		if one.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).ParentSpanID().IsEmpty() {
+			root = one
+		}
+	}
+	h.consume(root)
+	h.advance(time.Second - time.Nanosecond)
+	assert.NotContains(t, sinkSpans(h.sink), noRoot)
+	h.advance(time.Nanosecond) // t = 30s
+	got := sinkSpans(h.sink)
+	assert.Len(t, got[noRoot], 3, "first span + decision_wait without a root")
+	assert.Len(t, got[lateRoot], 4, "decision_wait comes first")
+	h.conservation()
+}
+
+func TestDueTracesAreDecidedOnIngestWithoutTicks(t *testing.T) {
+	// Synchronous mode has no ticker at all: only arrivals can trigger the decision.
+	h := newHarness(t, testConfig(), nil, withSynchronous())
+	h.consume(stormTrace(traceID(1)))
+	h.clock.Advance(time.Minute)
+	for i := range 4 * h.p.cfg.NumShards {
+		h.consume(withoutRoot(stormTrace(traceID(uint64(100 + i)))))
+	}
+	assert.Contains(t, sinkSpans(h.sink), traceID(1))
+}
+
+func TestLateSpansFollowTheCachedDecision(t *testing.T) {
+	cfg := testConfig()
+	cfg.Sampling.CleanPercent = 0
+	h := newHarness(t, cfg, nil)
+	kept, dropped := traceID(1), traceID(2)
+	h.consume(stormTrace(kept))
+	h.consume(cleanTrace(dropped, "lookup"))
+	h.advance(2 * time.Second)
+	require.Len(t, sinkSpans(h.sink)[kept], 4)
+	require.NotContains(t, sinkSpans(h.sink), dropped)
+
+	lateKept := newSpanBuilder(kept)
+	lateKept.nextID = 100
+	lateKept.tool(pcommon.SpanID{1}, "charge_card", "call-9", 5000, false)
+	h.consume(lateKept.td)
+	lateDropped := newSpanBuilder(dropped)
+	lateDropped.nextID = 100
+	lateDropped.tool(pcommon.SpanID{1}, "lookup", "call-9", 5000, false)
+	h.consume(lateDropped.td)
+	h.settle()
+
+	spans := sinkSpans(h.sink)
+	require.Len(t, spans[kept], 5, "a late span of a kept trace is forwarded at once")
+	last := spans[kept][4].Attributes().AsRaw()
+	assert.NotContains(t, last, "gen_ai.tool.call.arguments", "and redacted")
+	assert.NotContains(t, spans, dropped)
+	assert.EqualValues(t, 1, h.sum(metadata.MetricLateSpans, attribute.String("decision", "kept")))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricLateSpans, attribute.String("decision", "dropped")))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricSpansDropped, causeAttr(dropLate)))
+	assert.EqualValues(t, 2, h.sum(metadata.MetricTraces), "late spans do not make new decisions")
+	h.conservation()
+}
+
+func TestLateSpansOfKeptCleanTracesCarryTheThreshold(t *testing.T) {
+	cfg := testConfig()
+	cfg.Sampling.CleanPercent = 50
+	h := newHarness(t, cfg, nil, withSynchronous())
+	var id pcommon.TraceID
+	for i := uint64(0); ; i++ {
+		if keep, _ := consistentKeep(t, 50, traceID(i)); keep {
+			id = traceID(i)
+			break
+		}
+	}
+	h.consume(cleanTrace(id, "lookup"))
+	h.advance(2 * time.Second)
+	late := newSpanBuilder(id)
+	late.nextID = 100
+	late.span("http GET", pcommon.SpanID{1}, 10, 20, nil)
+	h.consume(late.td)
+	spans := sinkSpans(h.sink)[id]
+	require.Len(t, spans, 3)
+	_, th := consistentKeep(t, 50, id)
+	assert.Equal(t, "ot=th:"+th.TValue(), spans[2].TraceState().AsRaw())
+}
+
+func TestMemoryPressureShedsCleanTracesFirstAndKeepsStorms(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	storm := pieceSize(withoutRoot(stormTrace(traceID(0))))
+	clean := pieceSize(withoutRoot(cleanTrace(traceID(0), "lookup", "fetch", "summarize")))
+	// Room for every storm trace and a few clean ones.
+	cfg.MaxBufferedBytes = 10*storm + 5*clean
+	h := newHarness(t, cfg, nil)
+	var storms []pcommon.TraceID
+	for i := range 200 {
+		id := traceID(uint64(i))
+		if i%20 == 0 {
+			storms = append(storms, id)
+			h.consume(withoutRoot(stormTrace(id)))
+		} else {
+			h.consume(withoutRoot(cleanTrace(id, "lookup", "fetch", "summarize")))
+		}
+		h.settle()
+		require.LessOrEqual(t, h.sum(metadata.MetricBufferedBytes), cfg.MaxBufferedBytes)
+	}
+	for _, id := range storms {
+		require.NotContains(t, sinkSpans(h.sink), id, "storm traces wait while clean ones can be shed")
+	}
+	assert.Positive(t, h.sum(metadata.MetricEarlyDecisions, causeAttr(causeMemoryPressure)))
+	assert.Positive(t, h.sum(metadata.MetricSpansDropped, causeAttr(dropSampledOut)))
+
+	h.advance(30 * time.Second)
+	got := sinkSpans(h.sink)
+	for _, id := range storms {
+		assert.Len(t, got[id], 3, "every storm trace kept whole")
+	}
+	h.conservation()
+}
+
+func TestMemoryPressureKeepsAndFlushesStormsWhenNothingCleanIsLeft(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	cfg.MaxBufferedBytes = 3 * pieceSize(withoutRoot(stormTrace(traceID(0))))
+	h := newHarness(t, cfg, nil)
+	for i := range 50 {
+		h.consume(withoutRoot(stormTrace(traceID(uint64(i)))))
+	}
+	h.settle()
+	assert.LessOrEqual(t, h.sum(metadata.MetricBufferedBytes), cfg.MaxBufferedBytes)
+	got := sinkSpans(h.sink)
+	assert.GreaterOrEqual(t, len(got), 47, "storms beyond the bound are kept and flushed early")
+	for _, spans := range got {
+		assert.Len(t, spans, 3)
+	}
+	assert.Zero(t, h.sum(metadata.MetricSpansDropped), "never dropped for lack of room")
+	require.NoError(t, h.shutdown(t.Context()))
+	assert.Len(t, sinkSpans(h.sink), 50)
+	h.conservation()
+}
+
+func pieceSize(td ptrace.Traces) int64 {
+	return int64((&ptrace.ProtoMarshaler{}).TracesSize(td))
+}

@@ -1,0 +1,242 @@
+package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+)
+
+// Config is the configuration of the retry_storm processor.
+type Config struct {
+	// DecisionWait is the longest a trace is held after its first span. Default 30s.
+	DecisionWait time.Duration `mapstructure:"decision_wait"`
+	// RootGrace is how long a trace is held after its root span arrived, when that comes
+	// before DecisionWait; 0 decides as soon as the root arrives. Default 2s.
+	RootGrace time.Duration `mapstructure:"root_grace"`
+	// MaxBufferedBytes bounds the OTLP-encoded bytes held across all shards (split evenly
+	// per shard). Default 268435456 (256 MiB).
+	MaxBufferedBytes int64 `mapstructure:"max_buffered_bytes"`
+	// NumShards is the number of goroutines that own buffered traces; 0 = GOMAXPROCS.
+	// Default 0.
+	NumShards int `mapstructure:"num_shards"`
+	// StormThreshold is the number of attempts by one layer that makes a storm. Default 2.
+	StormThreshold int `mapstructure:"storm_threshold"`
+	// DecisionCache remembers decisions so late spans follow their trace.
+	DecisionCache DecisionCacheConfig `mapstructure:"decision_cache"`
+	// Sampling sets the keep rates.
+	Sampling SamplingConfig `mapstructure:"sampling"`
+	// Attributes are the ordered attribute sources of each attempt field.
+	Attributes AttributesConfig `mapstructure:"attributes"`
+	// Recognition says which spans are tool-call attempts.
+	Recognition RecognitionConfig `mapstructure:"recognition"`
+	// Status configures the isError status remap.
+	Status StatusConfig `mapstructure:"status"`
+	// Hashing configures payload hashing and redaction.
+	Hashing HashingConfig `mapstructure:"hashing"`
+	// Divergence configures the divergence findings.
+	Divergence DivergenceConfig `mapstructure:"divergence"`
+	// Completeness configures the incomplete_record finding.
+	Completeness CompletenessConfig `mapstructure:"completeness"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// DecisionCacheConfig sizes the memory of past decisions.
+type DecisionCacheConfig struct {
+	// KeptTraces is how many kept trace ids are remembered (least recently used forgotten
+	// first); 0 remembers none. Default 100000.
+	KeptTraces int `mapstructure:"kept_traces"`
+	// DroppedTraces is how many dropped trace ids are remembered (oldest forgotten first),
+	// as 64-bit fingerprints; 0 remembers none. Default 1000000.
+	DroppedTraces int `mapstructure:"dropped_traces"`
+}
+
+// SamplingConfig sets the share of traces kept, in percent (0 to 100, fractions allowed).
+type SamplingConfig struct {
+	// CleanPercent is the share of clean traces kept. Default 5.
+	CleanPercent float64 `mapstructure:"clean_percent"`
+	// KeepPercent is the share of traces kept for each signal. Default 100 each.
+	KeepPercent KeepPercentConfig `mapstructure:"keep_percent"`
+	// Tools are per-tool clean rates: a clean trace touching tools listed here is kept at
+	// the largest of their rates instead of clean_percent. Default none.
+	Tools map[string]ToolSamplingConfig `mapstructure:"tools"`
+}
+
+// KeepPercentConfig is the keep rate of each signal.
+type KeepPercentConfig struct {
+	// Storm is the share of traces with a retry storm kept. Default 100.
+	Storm float64 `mapstructure:"storm"`
+	// ToolError is the share of traces with a non-ok tool attempt kept. Default 100.
+	ToolError float64 `mapstructure:"tool_error"`
+	// Divergence is the share of traces with a divergence finding kept. Default 100.
+	Divergence float64 `mapstructure:"divergence"`
+	// SpanError is the share of traces with a span in status ERROR kept. Default 100.
+	SpanError float64 `mapstructure:"span_error"`
+	// Incomplete is the share of traces with an incomplete_record finding kept. Default 100.
+	Incomplete float64 `mapstructure:"incomplete"`
+}
+
+// ToolSamplingConfig is the clean rate of traces touching one tool.
+type ToolSamplingConfig struct {
+	// CleanPercent is the share of clean traces touching the tool kept. Required.
+	CleanPercent float64 `mapstructure:"clean_percent"`
+}
+
+// StatusConfig configures the isError status remap.
+type StatusConfig struct {
+	// OverrideOK lets an isError result turn an explicit OK span status into ERROR.
+	// Default true.
+	OverrideOK bool `mapstructure:"override_ok"`
+}
+
+// HashingConfig configures payload hashing. The HMAC key never sits in the YAML: it is read
+// at start from KeyFile or KeyEnv and never logged.
+type HashingConfig struct {
+	// KeyFile is a file holding the HMAC-SHA256 key (a trailing newline is ignored).
+	// Default "" (no key file).
+	KeyFile string `mapstructure:"key_file"`
+	// KeyEnv is the name of an environment variable holding the HMAC-SHA256 key. Default ""
+	// (no variable). With neither KeyFile nor KeyEnv, hashes are plain SHA-256.
+	KeyEnv string `mapstructure:"key_env"`
+	// RedactPayloads deletes raw arguments, results and idempotency keys from kept spans
+	// after hashing. Default true.
+	RedactPayloads bool `mapstructure:"redact_payloads"`
+}
+
+// errInlineKey is returned for `hashing: {key: …}`; the value is never echoed.
+var errInlineKey = errors.New("hashing.key is not allowed: put the key in key_file or key_env")
+
+// Unmarshal refuses an inline key before it is decoded anywhere.
+func (h *HashingConfig) Unmarshal(conf *confmap.Conf) error {
+	if conf.IsSet("key") {
+		return errInlineKey
+	}
+	return conf.Unmarshal(h)
+}
+
+// DivergenceConfig configures the divergence findings.
+type DivergenceConfig struct {
+	// CaveatAttribute on an agent span (or root) marks a green answer that admits a failure,
+	// silencing unrecovered_failure. Default retrystorm.answer.caveat.
+	CaveatAttribute string `mapstructure:"caveat_attribute"`
+	// CitedAssetsAttribute lists the assets an answer cites, for unbacked_citation.
+	// Default retrystorm.answer.cited_assets.
+	CitedAssetsAttribute string `mapstructure:"cited_assets_attribute"`
+	// ReadAssetAttribute names the asset a span read; it is tried before
+	// attributes.read_asset. Default retrystorm.read.asset.
+	ReadAssetAttribute string `mapstructure:"read_asset_attribute"`
+	// StaleCache bounds the stale_cache_suspect check.
+	StaleCache StaleCacheConfig `mapstructure:"stale_cache"`
+}
+
+// StaleCacheConfig bounds the stale_cache_suspect check.
+type StaleCacheConfig struct {
+	// MaxDurationRatio: an attempt counts as far faster when its duration is at most this
+	// share of its siblings' mean. Default 0.1.
+	MaxDurationRatio float64 `mapstructure:"max_duration_ratio"`
+	// MaxDuration: and at most this long. Default 50ms.
+	MaxDuration time.Duration `mapstructure:"max_duration"`
+	// RememberedResults is how many result hashes the collector remembers across traces;
+	// 0 disables the check. Default 100000.
+	RememberedResults int `mapstructure:"remembered_results"`
+	// MinAge: a result counts as cached when first seen at least this long before. Default 1m.
+	MinAge time.Duration `mapstructure:"min_age"`
+}
+
+// CompletenessConfig configures the incomplete_record finding.
+type CompletenessConfig struct {
+	// Required are the fields every attempt must carry. Default [tool_name]. The per-attempt
+	// record of seed 000 needs [run_id, call_id, attempt, tool_name, args_hash, status].
+	Required []string `mapstructure:"required"`
+}
+
+var _ component.Config = (*Config)(nil)
+
+// Validate checks the configuration without touching the file system or the environment.
+func (cfg *Config) Validate() error {
+	var errs error
+	if cfg.DecisionWait <= 0 {
+		errs = errors.Join(errs, errors.New("decision_wait must be greater than 0"))
+	}
+	if cfg.RootGrace < 0 {
+		errs = errors.Join(errs, errors.New("root_grace must not be negative"))
+	}
+	if cfg.MaxBufferedBytes <= 0 {
+		errs = errors.Join(errs, errors.New("max_buffered_bytes must be greater than 0"))
+	}
+	if cfg.NumShards < 0 {
+		errs = errors.Join(errs, errors.New("num_shards must not be negative (0 = GOMAXPROCS)"))
+	}
+	if cfg.StormThreshold < 2 {
+		errs = errors.Join(errs, errors.New("storm_threshold must be at least 2"))
+	}
+	if cfg.DecisionCache.KeptTraces < 0 {
+		errs = errors.Join(errs, errors.New("decision_cache.kept_traces must not be negative"))
+	}
+	if cfg.DecisionCache.DroppedTraces < 0 {
+		errs = errors.Join(errs, errors.New("decision_cache.dropped_traces must not be negative"))
+	}
+	return errors.Join(errs, cfg.Sampling.validate(), cfg.Attributes.validate(), cfg.Recognition.validate(),
+		cfg.Hashing.validate(), cfg.Divergence.validate(), cfg.Completeness.validate())
+}
+
+func validPercent(key string, pct float64) error {
+	if pct < 0 || pct > 100 || pct != pct {
+		return fmt.Errorf("%s must be between 0 and 100", key)
+	}
+	return nil
+}
+
+func (s *SamplingConfig) validate() error {
+	errs := errors.Join(
+		validPercent("sampling.clean_percent", s.CleanPercent),
+		validPercent("sampling.keep_percent.storm", s.KeepPercent.Storm),
+		validPercent("sampling.keep_percent.tool_error", s.KeepPercent.ToolError),
+		validPercent("sampling.keep_percent.divergence", s.KeepPercent.Divergence),
+		validPercent("sampling.keep_percent.span_error", s.KeepPercent.SpanError),
+		validPercent("sampling.keep_percent.incomplete", s.KeepPercent.Incomplete),
+	)
+	for _, tool := range sortedKeys(s.Tools) {
+		if tool == "" {
+			errs = errors.Join(errs, errors.New("sampling.tools has an empty tool name"))
+			continue
+		}
+		errs = errors.Join(errs, validPercent(fmt.Sprintf("sampling.tools.%s.clean_percent", tool), s.Tools[tool].CleanPercent))
+	}
+	return errs
+}
+
+func (h *HashingConfig) validate() error {
+	if h.KeyFile != "" && h.KeyEnv != "" {
+		return errors.New("hashing.key_file and hashing.key_env are mutually exclusive: set one")
+	}
+	return nil
+}
+
+func (d *DivergenceConfig) validate() error {
+	var errs error
+	if d.CaveatAttribute == "" {
+		errs = errors.Join(errs, errors.New("divergence.caveat_attribute must not be empty"))
+	}
+	if d.CitedAssetsAttribute == "" {
+		errs = errors.Join(errs, errors.New("divergence.cited_assets_attribute must not be empty"))
+	}
+	sc := d.StaleCache
+	if sc.MaxDurationRatio < 0 || sc.MaxDurationRatio > 1 || sc.MaxDurationRatio != sc.MaxDurationRatio {
+		errs = errors.Join(errs, errors.New("divergence.stale_cache.max_duration_ratio must be between 0 and 1"))
+	}
+	if sc.MaxDuration < 0 {
+		errs = errors.Join(errs, errors.New("divergence.stale_cache.max_duration must not be negative"))
+	}
+	if sc.RememberedResults < 0 {
+		errs = errors.Join(errs, errors.New("divergence.stale_cache.remembered_results must not be negative (0 disables the check)"))
+	}
+	if sc.MinAge < 0 {
+		errs = errors.Join(errs, errors.New("divergence.stale_cache.min_age must not be negative"))
+	}
+	return errs
+}

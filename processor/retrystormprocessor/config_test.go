@@ -1,0 +1,149 @@
+package retrystormprocessor
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
+)
+
+func TestCreateDefaultConfig(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, componenttest.CheckConfigStruct(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	assert.Equal(t, 30*time.Second, cfg.DecisionWait)
+	assert.Equal(t, 2*time.Second, cfg.RootGrace)
+	assert.Equal(t, int64(268435456), cfg.MaxBufferedBytes)
+	assert.Zero(t, cfg.NumShards)
+	assert.Equal(t, 2, cfg.StormThreshold)
+	assert.Equal(t, DecisionCacheConfig{KeptTraces: 100000, DroppedTraces: 1000000}, cfg.DecisionCache)
+	assert.InDelta(t, 5.0, cfg.Sampling.CleanPercent, 0)
+	assert.Equal(t, KeepPercentConfig{Storm: 100, ToolError: 100, Divergence: 100, SpanError: 100, Incomplete: 100}, cfg.Sampling.KeepPercent)
+	assert.Empty(t, cfg.Sampling.Tools)
+	def := toolspan.DefaultConfig()
+	assert.Equal(t, def.Sources.CallID, cfg.Attributes.CallID)
+	assert.Equal(t, def.Sources.ToolName, cfg.Attributes.ToolName)
+	assert.Equal(t, def.Sources.ReadAsset, cfg.Attributes.ReadAsset)
+	assert.Len(t, cfg.Recognition.ToolSpans, len(def.ToolSpans))
+	assert.True(t, cfg.Status.OverrideOK)
+	assert.Equal(t, HashingConfig{RedactPayloads: true}, cfg.Hashing)
+	assert.Equal(t, DivergenceConfig{
+		CaveatAttribute: "retrystorm.answer.caveat", CitedAssetsAttribute: "retrystorm.answer.cited_assets",
+		ReadAssetAttribute: "retrystorm.read.asset",
+		StaleCache:         StaleCacheConfig{MaxDurationRatio: 0.1, MaxDuration: 50 * time.Millisecond, RememberedResults: 100000, MinAge: time.Minute},
+	}, cfg.Divergence)
+	assert.Equal(t, []string{"tool_name"}, cfg.Completeness.Required)
+	// The defaults reproduce the engine's own defaults exactly.
+	ac := cfg.analysisConfig(nil)
+	assert.Equal(t, def, ac.Recognition)
+	assert.Equal(t, toolspan.FieldToolName, ac.Findings.Required)
+}
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	tests := []struct {
+		name    string
+		check   func(t *testing.T, cfg *Config)
+		wantErr []string
+	}{
+		{name: "", check: func(t *testing.T, cfg *Config) { assert.Equal(t, createDefaultConfig(), cfg) }},
+		{name: "full", check: checkFullConfig},
+		{name: "inline_key", wantErr: []string{"hashing.key is not allowed: put the key in key_file or key_env"}},
+		{name: "both_keys", wantErr: []string{"hashing.key_file and hashing.key_env are mutually exclusive"}},
+		{name: "bad_durations", wantErr: []string{
+			"decision_wait must be greater than 0", "root_grace must not be negative",
+			"max_buffered_bytes must be greater than 0", "num_shards must not be negative",
+			"storm_threshold must be at least 2",
+		}},
+		{name: "bad_sampling", wantErr: []string{
+			"sampling.clean_percent must be between 0 and 100",
+			"sampling.keep_percent.storm must be between 0 and 100",
+			"sampling.keep_percent.incomplete must be between 0 and 100",
+			"sampling.tools.charge_card.clean_percent must be between 0 and 100",
+		}},
+		{name: "bad_cache", wantErr: []string{
+			"decision_cache.kept_traces must not be negative", "decision_cache.dropped_traces must not be negative",
+		}},
+		{name: "bad_completeness", wantErr: []string{`completeness.required[1] has unknown field "tool_id" (want one of `}},
+		{name: "bad_recognition", wantErr: []string{
+			"recognition.tool_spans[0] must set exactly one of attribute, span_name, span_name_prefix",
+			"recognition.tool_spans[1] must set exactly one of attribute, span_name, span_name_prefix",
+			"recognition.tool_spans[1].value needs attribute",
+			`attributes.call_id[0] must name an attribute, got ""`,
+			`attributes.call_id[1] must name an attribute, got "#path"`,
+		}},
+		{name: "bad_divergence", wantErr: []string{
+			"divergence.caveat_attribute must not be empty",
+			"divergence.stale_cache.max_duration_ratio must be between 0 and 1",
+			"divergence.stale_cache.max_duration must not be negative",
+			"divergence.stale_cache.remembered_results must not be negative",
+			"divergence.stale_cache.min_age must not be negative",
+		}},
+		{name: "unknown_key", wantErr: []string{"clean_pct"}},
+	}
+	for _, tt := range tests {
+		t.Run("retry_storm/"+tt.name, func(t *testing.T) {
+			sub, err := cm.Sub(component.NewIDWithName(metadata.Type, tt.name).String())
+			require.NoError(t, err)
+			cfg := createDefaultConfig().(*Config)
+			err = sub.Unmarshal(cfg)
+			if err == nil {
+				err = confmap.Validate(cfg)
+			}
+			if len(tt.wantErr) == 0 {
+				require.NoError(t, err)
+				tt.check(t, cfg)
+				return
+			}
+			require.Error(t, err)
+			for _, want := range tt.wantErr {
+				assert.ErrorContains(t, err, want)
+			}
+			assert.NotContains(t, err.Error(), "s3cr3t", "an inline key is never echoed")
+		})
+	}
+}
+
+func checkFullConfig(t *testing.T, cfg *Config) {
+	assert.Equal(t, time.Minute, cfg.DecisionWait)
+	assert.Equal(t, 5*time.Second, cfg.RootGrace)
+	assert.Equal(t, int64(64<<20), cfg.MaxBufferedBytes)
+	assert.Equal(t, 4, cfg.NumShards)
+	assert.Equal(t, 3, cfg.StormThreshold)
+	assert.Equal(t, DecisionCacheConfig{KeptTraces: 5000, DroppedTraces: 20000}, cfg.DecisionCache)
+	assert.InDelta(t, 0.5, cfg.Sampling.CleanPercent, 0)
+	assert.Equal(t, KeepPercentConfig{Storm: 100, ToolError: 50, Divergence: 100, SpanError: 25, Incomplete: 10}, cfg.Sampling.KeepPercent)
+	assert.Equal(t, map[string]ToolSamplingConfig{"charge_card": {CleanPercent: 100}, "search_docs": {CleanPercent: 1}}, cfg.Sampling.Tools)
+	// A list the user sets replaces the default; the others keep theirs.
+	assert.Equal(t, []string{"my.call.id", "gen_ai.tool.call.id"}, cfg.Attributes.CallID)
+	assert.Equal(t, []string{"my.attempt"}, cfg.Attributes.Attempt)
+	assert.Equal(t, []string{"my.tool"}, cfg.Attributes.ToolName)
+	assert.Equal(t, []string{"my.args", "request#params.arguments"}, cfg.Attributes.Arguments)
+	assert.Equal(t, toolspan.DefaultConfig().Sources.Result, cfg.Attributes.Result)
+	assert.Equal(t, []ToolSpanRuleConfig{{Attribute: "my.kind", Value: "tool"}, {SpanNamePrefix: "tool "}}, cfg.Recognition.ToolSpans)
+	assert.Equal(t, []string{"tool "}, cfg.Recognition.ToolNamePrefixes)
+	assert.Empty(t, cfg.Recognition.ToolNameSuffixes)
+	assert.False(t, cfg.Status.OverrideOK)
+	assert.Equal(t, HashingConfig{KeyEnv: "RETRYSTORM_HASH_KEY"}, cfg.Hashing)
+	assert.Equal(t, StaleCacheConfig{MaxDurationRatio: 0.2, MaxDuration: 20 * time.Millisecond, RememberedResults: 500, MinAge: 30 * time.Second}, cfg.Divergence.StaleCache)
+	assert.Equal(t, []string{"run_id", "call_id", "attempt", "tool_name", "args_hash", "status"}, cfg.Completeness.Required)
+
+	ac := cfg.analysisConfig([]byte("k"))
+	assert.Equal(t, 3, ac.StormThreshold)
+	assert.False(t, ac.OverrideOK)
+	assert.Equal(t, []byte("k"), ac.Key)
+	assert.Equal(t, []string{"asset.read", "retrystorm.read.asset"}, ac.Recognition.Sources.ReadAsset, "read_asset_attribute is tried first")
+	assert.Equal(t, "answer.cites", ac.Findings.CitedAssetsAttribute)
+	want := toolspan.FieldRunID | toolspan.FieldCallID | toolspan.FieldAttempt | toolspan.FieldToolName | toolspan.FieldArgsHash | toolspan.FieldStatus
+	assert.Equal(t, want, ac.Findings.Required)
+}

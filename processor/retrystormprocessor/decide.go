@@ -1,0 +1,200 @@
+package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+
+import (
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
+)
+
+// decideDue decides every trace whose deadline has passed: decision_wait after its first
+// span, or root_grace after its root arrived, whichever comes first.
+func (s *shard) decideDue(now time.Time) {
+	byFirst := func(pt *pendingTrace) time.Time { return pt.first.Add(s.cfg.decisionWait) }
+	s.expire(&s.arrivals, now, byFirst)
+	s.expire(&s.flagged, now, byFirst)
+	s.expire(&s.roots, now, func(pt *pendingTrace) time.Time { return pt.rootAt.Add(s.cfg.rootGrace) })
+}
+
+// expire pops a queue while its front is due or already decided. Deadlines in one queue
+// are a constant offset from a non-decreasing clock, so the front is the earliest.
+func (s *shard) expire(q *fifo.Queue[*pendingTrace], now time.Time, deadline func(*pendingTrace) time.Time) {
+	for {
+		pt, ok := q.Front()
+		if !ok || (!pt.decided && deadline(pt).After(now)) {
+			return
+		}
+		q.Pop()
+		if !pt.decided {
+			s.decide(pt, now, nil, causeDeadline)
+		}
+	}
+}
+
+// relievePressure decides traces early while the shard holds more than its share of
+// max_buffered_bytes. Clean-looking traces go first, oldest first, through normal sampling;
+// a trace showing a signal is set aside, and only when no clean-looking trace is left are
+// those decided, oldest first: kept and flushed, never dropped for lack of room.
+func (s *shard) relievePressure(now time.Time) {
+	for s.bytes > s.cfg.maxBytes {
+		pt, ok := s.arrivals.Pop()
+		if !ok {
+			break
+		}
+		if pt.decided {
+			continue
+		}
+		var tr *analysis.Trace
+		if !pt.errorSeen {
+			tr = s.analyzer.Analyze(pt.td)
+		}
+		if tr == nil || !tr.Signals.Clean() {
+			pt.flagged = true
+			s.flagged.Push(pt)
+			continue
+		}
+		s.decide(pt, now, tr, causeMemoryPressure)
+	}
+	for s.bytes > s.cfg.maxBytes {
+		pt, ok := s.flagged.Pop()
+		if !ok {
+			return
+		}
+		if !pt.decided {
+			s.decide(pt, now, nil, causeMemoryPressure)
+		}
+	}
+}
+
+// finish decides every buffered trace at shutdown and forwards what is kept. Once the
+// shutdown deadline has passed, the rest is dropped without analysis.
+func (s *shard) finish() {
+	now := s.now()
+	for _, q := range []*fifo.Queue[*pendingTrace]{&s.arrivals, &s.flagged} {
+		for pt, ok := q.Pop(); ok; pt, ok = q.Pop() {
+			switch {
+			case pt.decided:
+			case s.ctx.Err() != nil:
+				s.release(pt)
+				s.tel.droppedSpans(dropShutdown, pt.spans)
+			default:
+				s.decide(pt, now, nil, causeShutdown)
+			}
+		}
+	}
+	s.roots = fifo.Queue[*pendingTrace]{}
+	s.flush()
+	s.publish()
+}
+
+// decide analyses a trace (unless tr already holds its analysis), samples it, and either
+// annotates and queues it for forwarding or drops it; the decision is cached for late spans.
+func (s *shard) decide(pt *pendingTrace, now time.Time, tr *analysis.Trace, cause string) {
+	s.release(pt)
+	if tr == nil {
+		tr = s.analyzer.Analyze(pt.td)
+	}
+	s.tel.analysed(tr)
+	d := s.policy.Decide(decision.Input{
+		TraceID:    pt.id,
+		Signals:    signalsOf(tr.Signals),
+		Tools:      tr.Tools,
+		TraceState: rootTraceState(tr),
+	})
+	s.tel.decided(d, cause, now.Sub(pt.first))
+	if !d.Keep {
+		s.cache.Drop(pt.id)
+		s.tel.droppedSpans(dropSampledOut, pt.spans)
+		pt.td = ptrace.Traces{}
+		return
+	}
+	st := annotate.Apply(tr, annotate.Options{Reason: d.Reason, Redact: s.cfg.redact, RedactKeys: s.cfg.redactKeys})
+	s.tel.remapped(st.Remapped)
+	if d.Stamp {
+		stampSpans(pt.td, d.Threshold)
+	}
+	s.cache.Keep(pt.id, keptDecision{stamp: d.Stamp, threshold: d.Threshold})
+	s.enqueue(pt.td, pt.spans)
+	pt.td = ptrace.Traces{}
+}
+
+func signalsOf(s analysis.Signals) decision.Signals {
+	return decision.Signals{s.Storm, s.ToolError, s.Divergence, s.SpanError, s.Incomplete}
+}
+
+// rootTraceState is the tracestate of the trace's root span, or of its first span when the
+// root has not arrived.
+func rootTraceState(tr *analysis.Trace) string {
+	nodes := tr.Tree.Nodes
+	for i := range nodes {
+		if nodes[i].Span.ParentSpanID().IsEmpty() {
+			return nodes[i].Span.TraceState().AsRaw()
+		}
+	}
+	if len(nodes) > 0 {
+		return nodes[0].Span.TraceState().AsRaw()
+	}
+	return ""
+}
+
+// lateKept forwards spans of a trace already kept. They are not analysed on their own (a
+// fragment would give wrong call counts): raw payloads are redacted and the sampling
+// threshold stamped, nothing else.
+func (s *shard) lateKept(td ptrace.Traces, spans int64, kd keptDecision) {
+	s.tel.lateSpans(decisionKept, spans)
+	if s.cfg.redact {
+		s.redactToolSpans(td)
+	}
+	if kd.stamp {
+		stampSpans(td, kd.threshold)
+	}
+	s.enqueue(td, spans)
+}
+
+func (s *shard) redactToolSpans(td ptrace.Traces) {
+	forEachSpan(td, func(span ptrace.Span) {
+		if !s.recognizer.IsToolSpan(span) {
+			return
+		}
+		attrs := span.Attributes()
+		for _, k := range s.cfg.redactKeys {
+			attrs.Remove(k)
+		}
+	})
+}
+
+// stampSpans writes the threshold into every span's tracestate. Spans sharing a tracestate
+// (the usual case) share one serialisation; an unparsable tracestate is left as it is.
+func stampSpans(td ptrace.Traces, th sampling.Threshold) {
+	var lastIn, lastOut string
+	have := false
+	forEachSpan(td, func(span ptrace.Span) {
+		raw := span.TraceState().AsRaw()
+		if !have || raw != lastIn {
+			out, err := decision.Stamp(raw, th)
+			if err != nil {
+				return
+			}
+			lastIn, lastOut, have = raw, out, true
+		}
+		span.TraceState().FromRaw(lastOut)
+	})
+}
+
+func forEachSpan(td ptrace.Traces, f func(ptrace.Span)) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				f(spans.At(k))
+			}
+		}
+	}
+}

@@ -1,0 +1,73 @@
+// Package retrystormprocessor implements the retry_storm processor: it buffers each agent
+// trace, finds retry storms and divergences in its tool calls, tail-samples the trace, and
+// annotates what it keeps.
+package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/processor"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+)
+
+const (
+	defaultDecisionWait      = 30 * time.Second
+	defaultRootGrace         = 2 * time.Second
+	defaultMaxBufferedBytes  = 256 << 20
+	defaultStormThreshold    = 2
+	defaultKeptTraces        = 100_000
+	defaultDroppedTraces     = 1_000_000
+	defaultCleanPercent      = 5
+	defaultKeepPercent       = 100
+	defaultRememberedResults = 100_000
+	defaultReadAsset         = "retrystorm.read.asset"
+)
+
+// NewFactory returns the factory of the retry_storm processor.
+func NewFactory() processor.Factory {
+	return processor.NewFactory(metadata.Type, createDefaultConfig,
+		processor.WithTraces(createTraces, metadata.TracesStability))
+}
+
+func createDefaultConfig() component.Config {
+	fd := findings.DefaultConfig()
+	return &Config{
+		DecisionWait:     defaultDecisionWait,
+		RootGrace:        defaultRootGrace,
+		MaxBufferedBytes: defaultMaxBufferedBytes,
+		StormThreshold:   defaultStormThreshold,
+		DecisionCache:    DecisionCacheConfig{KeptTraces: defaultKeptTraces, DroppedTraces: defaultDroppedTraces},
+		Sampling: SamplingConfig{
+			CleanPercent: defaultCleanPercent,
+			KeepPercent: KeepPercentConfig{
+				Storm: defaultKeepPercent, ToolError: defaultKeepPercent, Divergence: defaultKeepPercent,
+				SpanError: defaultKeepPercent, Incomplete: defaultKeepPercent,
+			},
+		},
+		Attributes:  defaultAttributes(),
+		Recognition: defaultRecognition(),
+		Status:      StatusConfig{OverrideOK: true},
+		Hashing:     HashingConfig{RedactPayloads: true},
+		Divergence: DivergenceConfig{
+			CaveatAttribute:      fd.CaveatAttribute,
+			CitedAssetsAttribute: fd.CitedAssetsAttribute,
+			ReadAssetAttribute:   defaultReadAsset,
+			StaleCache: StaleCacheConfig{
+				MaxDurationRatio:  fd.StaleCache.MaxDurationRatio,
+				MaxDuration:       fd.StaleCache.MaxDuration,
+				RememberedResults: defaultRememberedResults,
+				MinAge:            fd.StaleCache.MinAge,
+			},
+		},
+		Completeness: CompletenessConfig{Required: []string{"tool_name"}},
+	}
+}
+
+func createTraces(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+	return newRetryStormProcessor(set, cfg.(*Config), next)
+}

@@ -1,0 +1,193 @@
+// Package decision decides whether a trace is kept, from its analysis signals and its trace
+// id, with OpenTelemetry consistent probability sampling so every collector decides alike.
+package decision // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// Reasons, in priority order; ReasonClean is the reason of a trace with no signal.
+const (
+	ReasonStorm      = "storm"
+	ReasonToolError  = "tool_error"
+	ReasonDivergence = "divergence"
+	ReasonSpanError  = "span_error"
+	ReasonIncomplete = "incomplete"
+	ReasonClean      = "clean"
+)
+
+// SignalReasons lists the reasons a trace can be kept for besides being clean, in priority
+// order.
+var SignalReasons = [numSignals]string{ReasonStorm, ReasonToolError, ReasonDivergence, ReasonSpanError, ReasonIncomplete}
+
+const numSignals = 5
+
+// Precision is the number of significant hex digits of a threshold written to tracestate,
+// as the probabilistic_sampler's default sampling_precision.
+const Precision = 4
+
+// Rates are the configured keep rates, in percent.
+type Rates struct {
+	// Keep maps a signal reason to its keep percent; a missing reason keeps 100%.
+	Keep map[string]float64
+	// Clean is the percent of clean traces kept.
+	Clean float64
+	// Tools are per-tool clean percents: a clean trace touching tools with an override is
+	// kept at the largest of their overrides instead of Clean.
+	Tools map[string]float64
+}
+
+// Policy holds the thresholds derived from Rates. It is read-only after NewPolicy and safe
+// for concurrent use.
+type Policy struct {
+	keep  [numSignals]sampling.Threshold
+	clean sampling.Threshold
+	tools map[string]sampling.Threshold
+}
+
+// NewPolicy converts percents to thresholds.
+func NewPolicy(r Rates) (*Policy, error) {
+	p := &Policy{tools: make(map[string]sampling.Threshold, len(r.Tools))}
+	var err error
+	for i, reason := range SignalReasons {
+		pct, ok := r.Keep[reason]
+		if !ok {
+			pct = 100
+		}
+		if p.keep[i], err = PercentToThreshold(pct); err != nil {
+			return nil, fmt.Errorf("keep_percent.%s: %w", reason, err)
+		}
+	}
+	if p.clean, err = PercentToThreshold(r.Clean); err != nil {
+		return nil, fmt.Errorf("clean_percent: %w", err)
+	}
+	for tool, pct := range r.Tools {
+		if p.tools[tool], err = PercentToThreshold(pct); err != nil {
+			return nil, fmt.Errorf("tools.%s.clean_percent: %w", tool, err)
+		}
+	}
+	return p, nil
+}
+
+// PercentToThreshold converts a percent in [0, 100] to a threshold: 0 never samples, 100
+// always does, and values too small to express round up to the smallest probability.
+func PercentToThreshold(pct float64) (sampling.Threshold, error) {
+	switch {
+	case pct < 0 || pct > 100 || pct != pct:
+		return sampling.NeverSampleThreshold, fmt.Errorf("percent %v is not between 0 and 100", pct)
+	case pct == 0:
+		return sampling.NeverSampleThreshold, nil
+	case pct == 100:
+		return sampling.AlwaysSampleThreshold, nil
+	}
+	return sampling.ProbabilityToThresholdWithPrecision(max(pct/100, sampling.MinSamplingProbability), Precision)
+}
+
+// Signals are the trace-level facts a decision reads, in SignalReasons order.
+type Signals [numSignals]bool
+
+// Input is what one decision reads.
+type Input struct {
+	TraceID pcommon.TraceID
+	Signals Signals
+	// Tools are the tool names the trace touched.
+	Tools []string
+	// TraceState is the W3C tracestate of the trace's root span (or first span): its
+	// `ot=rv:` replaces the trace id's randomness and its `ot=th:` is respected.
+	TraceState string
+}
+
+// Decision is the outcome for one trace.
+type Decision struct {
+	Keep   bool
+	Reason string
+	// Threshold is the effective threshold the decision compared the randomness with.
+	Threshold sampling.Threshold
+	// Stamp is true when kept spans must carry Threshold in tracestate: the decision was
+	// probabilistic (a clean trace, or a signal kept below 100%).
+	Stamp bool
+}
+
+// Decide applies the policy. A trace with signals is decided by the most generous rate among
+// its signals (the reason is that signal, ties broken by priority); a clean trace by its
+// clean rate. A probabilistic decision never lowers an incoming threshold.
+func (p *Policy) Decide(in Input) Decision {
+	d := Decision{Reason: ReasonClean, Threshold: p.cleanThreshold(in.Tools)}
+	signalled := false
+	for i, present := range in.Signals {
+		if present && (!signalled || sampling.ThresholdLessThan(p.keep[i], d.Threshold)) {
+			d.Reason, d.Threshold, signalled = SignalReasons[i], p.keep[i], true
+		}
+	}
+	d.Stamp = !signalled || d.Threshold != sampling.AlwaysSampleThreshold
+	rnd, incoming, ok := carried(in)
+	if d.Stamp && ok && sampling.ThresholdGreater(incoming, d.Threshold) {
+		d.Threshold = incoming
+	}
+	d.Keep = d.Threshold != sampling.NeverSampleThreshold && d.Threshold.ShouldSample(rnd)
+	d.Stamp = d.Stamp && d.Keep
+	return d
+}
+
+func (p *Policy) cleanThreshold(tools []string) sampling.Threshold {
+	th, found := p.clean, false
+	for _, tool := range tools {
+		t, ok := p.tools[tool]
+		if !ok {
+			continue
+		}
+		if !found || sampling.ThresholdLessThan(t, th) {
+			th, found = t, true
+		}
+	}
+	return th
+}
+
+// carried returns the randomness of the trace (explicit `rv` else the trace id) and the
+// incoming threshold when one is present and consistent with that randomness.
+func carried(in Input) (sampling.Randomness, sampling.Threshold, bool) {
+	rnd := sampling.TraceIDToRandomness(in.TraceID)
+	if in.TraceState == "" {
+		return rnd, sampling.AlwaysSampleThreshold, false
+	}
+	ts, err := sampling.NewW3CTraceState(in.TraceState)
+	if err != nil {
+		return rnd, sampling.AlwaysSampleThreshold, false
+	}
+	if rv, ok := ts.OTelValue().RValueRandomness(); ok {
+		rnd = rv
+	}
+	th, ok := ts.OTelValue().TValueThreshold()
+	// A threshold the randomness does not pass is a lie (the trace should not exist):
+	// ignore it, as the probabilistic_sampler does.
+	if !ok || !th.ShouldSample(rnd) {
+		return rnd, sampling.AlwaysSampleThreshold, false
+	}
+	return rnd, th, true
+}
+
+// Stamp returns raw with its OpenTelemetry threshold set to th. An existing stricter
+// threshold is kept (a threshold is never lowered); an unparsable tracestate is returned
+// unchanged with the error.
+func Stamp(raw string, th sampling.Threshold) (string, error) {
+	ts, err := sampling.NewW3CTraceState(raw)
+	if err != nil {
+		return raw, fmt.Errorf("parse tracestate: %w", err)
+	}
+	otel := ts.OTelValue()
+	if cur, ok := otel.TValueThreshold(); ok && !sampling.ThresholdLessThan(cur, th) {
+		return raw, nil
+	}
+	if err := otel.UpdateTValueWithSampling(th); err != nil {
+		return raw, fmt.Errorf("update tracestate threshold: %w", err)
+	}
+	var b strings.Builder
+	if err := ts.Serialize(&b); err != nil {
+		return raw, fmt.Errorf("serialize tracestate: %w", err)
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,129 @@
+package decision
+
+import (
+	"testing"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// idWithRandomness returns a trace id whose consistent-sampling randomness is r (56 bits).
+func idWithRandomness(r uint64) pcommon.TraceID {
+	var id pcommon.TraceID
+	for i := range 7 {
+		id[15-i] = byte(r >> (8 * i))
+	}
+	return id
+}
+
+func th(t *testing.T, tvalue string) sampling.Threshold {
+	t.Helper()
+	out, err := sampling.TValueToThreshold(tvalue)
+	require.NoError(t, err)
+	return out
+}
+
+func TestDecide(t *testing.T) {
+	policy, err := NewPolicy(Rates{
+		Keep:  map[string]float64{ReasonStorm: 100, ReasonToolError: 50, ReasonDivergence: 0, ReasonSpanError: 25},
+		Clean: 5,
+		Tools: map[string]float64{"charge_card": 100, "search": 0, "email": 50},
+	})
+	require.NoError(t, err)
+	const (
+		high = 0xffffffffffffff // passes every threshold but never-sample
+		mid  = 0x90000000000000 // passes 50% (th 8), not 25% (th c) nor 5%
+		low  = 0x00000000000001 // passes 100% only
+	)
+	storm := Signals{true}
+	toolError := Signals{false, true}
+	divergence := Signals{false, false, true}
+	spanAndTool := Signals{false, true, false, true}
+	five := th(t, "f3333")
+	tests := []struct {
+		name string
+		in   Input
+		want Decision
+	}{
+		{"storm kept at 100%, no stamp", Input{TraceID: idWithRandomness(low), Signals: storm},
+			Decision{Keep: true, Reason: ReasonStorm, Threshold: sampling.AlwaysSampleThreshold}},
+		{"tool error at 50%, kept and stamped", Input{TraceID: idWithRandomness(mid), Signals: toolError},
+			Decision{Keep: true, Reason: ReasonToolError, Threshold: th(t, "8"), Stamp: true}},
+		{"tool error at 50%, dropped", Input{TraceID: idWithRandomness(low), Signals: toolError},
+			Decision{Reason: ReasonToolError, Threshold: th(t, "8")}},
+		{"divergence at 0% never kept", Input{TraceID: idWithRandomness(high), Signals: divergence},
+			Decision{Reason: ReasonDivergence, Threshold: sampling.NeverSampleThreshold}},
+		{"most generous signal decides", Input{TraceID: idWithRandomness(mid), Signals: spanAndTool},
+			Decision{Keep: true, Reason: ReasonToolError, Threshold: th(t, "8"), Stamp: true}},
+		{"clean at 5%, kept", Input{TraceID: idWithRandomness(high)},
+			Decision{Keep: true, Reason: ReasonClean, Threshold: five, Stamp: true}},
+		{"clean at 5%, dropped", Input{TraceID: idWithRandomness(mid)},
+			Decision{Reason: ReasonClean, Threshold: five}},
+		{"tool override raises", Input{TraceID: idWithRandomness(low), Tools: []string{"lookup", "charge_card"}},
+			Decision{Keep: true, Reason: ReasonClean, Threshold: sampling.AlwaysSampleThreshold, Stamp: true}},
+		{"tool override lowers", Input{TraceID: idWithRandomness(high), Tools: []string{"search"}},
+			Decision{Reason: ReasonClean, Threshold: sampling.NeverSampleThreshold}},
+		{"largest override wins", Input{TraceID: idWithRandomness(mid), Tools: []string{"search", "email"}},
+			Decision{Keep: true, Reason: ReasonClean, Threshold: th(t, "8"), Stamp: true}},
+		{"stricter incoming threshold is kept", Input{TraceID: idWithRandomness(high), TraceState: "ot=th:fff"},
+			Decision{Keep: true, Reason: ReasonClean, Threshold: th(t, "fff"), Stamp: true}},
+		{"looser incoming threshold is raised", Input{TraceID: idWithRandomness(high), TraceState: "ot=th:8"},
+			Decision{Keep: true, Reason: ReasonClean, Threshold: five, Stamp: true}},
+		{"inconsistent incoming threshold is ignored", Input{TraceID: idWithRandomness(mid), TraceState: "ot=th:fff"},
+			Decision{Reason: ReasonClean, Threshold: five}},
+		{"explicit rv replaces the trace id", Input{TraceID: idWithRandomness(low), TraceState: "ot=rv:ffffffffffffff"},
+			Decision{Keep: true, Reason: ReasonClean, Threshold: five, Stamp: true}},
+		{"storm at 100% ignores incoming", Input{TraceID: idWithRandomness(low), Signals: storm, TraceState: "ot=th:fff"},
+			Decision{Keep: true, Reason: ReasonStorm, Threshold: sampling.AlwaysSampleThreshold}},
+		{"unparsable tracestate: trace id decides", Input{TraceID: idWithRandomness(high), TraceState: "ot=th:zz,,=="},
+			Decision{Keep: true, Reason: ReasonClean, Threshold: five, Stamp: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, policy.Decide(tt.in))
+		})
+	}
+}
+
+func TestPercentToThreshold(t *testing.T) {
+	for _, tt := range []struct {
+		pct  float64
+		want string
+	}{{100, "0"}, {50, "8"}, {25, "c"}, {5, "f3333"}, {1, "fd70a"}, {1e-30, "ffffffffffffff"}} {
+		got, err := PercentToThreshold(tt.pct)
+		require.NoError(t, err)
+		assert.Equalf(t, tt.want, got.TValue(), "%v%%", tt.pct)
+	}
+	never, err := PercentToThreshold(0)
+	require.NoError(t, err)
+	assert.Equal(t, sampling.NeverSampleThreshold, never)
+	for _, bad := range []float64{-1, 100.5} {
+		_, err := PercentToThreshold(bad)
+		assert.Error(t, err)
+	}
+	_, err = NewPolicy(Rates{Clean: 5, Tools: map[string]float64{"x": 101}})
+	assert.ErrorContains(t, err, "tools.x.clean_percent")
+}
+
+func TestStamp(t *testing.T) {
+	five := th(t, "f3333")
+	tests := []struct {
+		name, in, want string
+		wantErr        bool
+	}{
+		{"empty", "", "ot=th:f3333", false},
+		{"other vendors kept", "vendor=a,ot=rv:abcdefabcdefab", "ot=rv:abcdefabcdefab;th:f3333,vendor=a", false},
+		{"looser threshold raised", "ot=th:8", "ot=th:f3333", false},
+		{"stricter threshold kept", "ot=th:fff", "ot=th:fff", false},
+		{"unparsable left alone", "not a tracestate", "not a tracestate", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Stamp(tt.in, five)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.wantErr, err != nil)
+		})
+	}
+}

@@ -1,0 +1,111 @@
+// Package decisioncache remembers recent trace decisions so late spans follow their trace:
+// kept traces in an LRU with their decision, dropped traces in a compact FIFO set.
+package decisioncache // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
+
+import (
+	"encoding/binary"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// Cache holds the decisions of one shard. It is not safe for concurrent use: the shard
+// goroutine that owns it is its only user.
+type Cache[V any] struct {
+	kept    *simplelru.LRU[pcommon.TraceID, V]
+	dropped *Set
+}
+
+// New returns a cache remembering up to kept kept traces and dropped dropped traces; a size
+// of 0 remembers none of that kind.
+func New[V any](kept, dropped int) *Cache[V] {
+	c := &Cache[V]{dropped: NewSet(dropped)}
+	if kept > 0 {
+		c.kept, _ = simplelru.NewLRU[pcommon.TraceID, V](kept, nil)
+	}
+	return c
+}
+
+// Keep records a kept trace with its decision.
+func (c *Cache[V]) Keep(id pcommon.TraceID, v V) {
+	if c.kept != nil {
+		c.kept.Add(id, v)
+	}
+}
+
+// Drop records a dropped trace.
+func (c *Cache[V]) Drop(id pcommon.TraceID) { c.dropped.Add(id) }
+
+// Kept returns the decision of a kept trace, refreshing its recency.
+func (c *Cache[V]) Kept(id pcommon.TraceID) (V, bool) {
+	if c.kept == nil {
+		var zero V
+		return zero, false
+	}
+	return c.kept.Get(id)
+}
+
+// Dropped reports whether id was dropped.
+func (c *Cache[V]) Dropped(id pcommon.TraceID) bool { return c.dropped.Has(id) }
+
+// Len returns the number of remembered kept and dropped traces.
+func (c *Cache[V]) Len() (kept, dropped int) {
+	if c.kept != nil {
+		kept = c.kept.Len()
+	}
+	return kept, c.dropped.Len()
+}
+
+// Set is a bounded set of trace ids that forgets the oldest insert first. It stores a 64-bit
+// fingerprint per trace (about 24 bytes per entry with the index): a trace is reported
+// dropped by mistake only when its fingerprint collides with a remembered one, odds of
+// size/2^64 per lookup.
+type Set struct {
+	ring  []uint64
+	next  int
+	full  bool
+	index map[uint64]int32
+}
+
+// NewSet returns a set holding at most size ids.
+func NewSet(size int) *Set {
+	size = max(size, 0)
+	return &Set{ring: make([]uint64, size), index: make(map[uint64]int32, min(size, 1<<16))}
+}
+
+// Add inserts id, evicting the oldest id when the set is full.
+func (s *Set) Add(id pcommon.TraceID) {
+	if len(s.ring) == 0 {
+		return
+	}
+	fp := fingerprint(id)
+	if _, ok := s.index[fp]; ok {
+		return
+	}
+	if s.full {
+		old := s.ring[s.next]
+		if i, ok := s.index[old]; ok && int(i) == s.next {
+			delete(s.index, old)
+		}
+	}
+	s.ring[s.next] = fp
+	s.index[fp] = int32(s.next)
+	s.next++
+	if s.next == len(s.ring) {
+		s.next, s.full = 0, true
+	}
+}
+
+// Has reports whether id is in the set.
+func (s *Set) Has(id pcommon.TraceID) bool {
+	_, ok := s.index[fingerprint(id)]
+	return ok
+}
+
+// Len is the number of ids held.
+func (s *Set) Len() int { return len(s.index) }
+
+// fingerprint folds the 128-bit id; the W3C random part (the low 56 bits) dominates.
+func fingerprint(id pcommon.TraceID) uint64 {
+	return binary.BigEndian.Uint64(id[8:]) ^ binary.BigEndian.Uint64(id[:8])*0x9e3779b97f4a7c15
+}

@@ -1,0 +1,70 @@
+package decisioncache
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+func id(n uint64) pcommon.TraceID {
+	var t pcommon.TraceID
+	binary.BigEndian.PutUint64(t[8:], n*0x9e3779b97f4a7c15+1)
+	return t
+}
+
+func TestKeptIsLRU(t *testing.T) {
+	c := New[string](2, 0)
+	c.Keep(id(1), "storm")
+	c.Keep(id(2), "clean")
+	_, _ = c.Kept(id(1)) // 1 is now more recent than 2
+	c.Keep(id(3), "storm")
+	v, ok := c.Kept(id(1))
+	assert.True(t, ok)
+	assert.Equal(t, "storm", v)
+	_, ok = c.Kept(id(2))
+	assert.False(t, ok, "least recently used is forgotten")
+	kept, dropped := c.Len()
+	assert.Equal(t, 2, kept)
+	assert.Zero(t, dropped)
+}
+
+func TestDroppedForgetsOldestFirst(t *testing.T) {
+	c := New[struct{}](0, 3)
+	for n := range uint64(5) {
+		c.Drop(id(n))
+	}
+	c.Drop(id(4)) // re-adding does not take a slot
+	for n, want := range []bool{false, false, true, true, true} {
+		assert.Equalf(t, want, c.Dropped(id(uint64(n))), "trace %d", n)
+	}
+	_, dropped := c.Len()
+	assert.Equal(t, 3, dropped)
+}
+
+func TestZeroSizesRememberNothing(t *testing.T) {
+	c := New[int](0, 0)
+	c.Keep(id(1), 1)
+	c.Drop(id(2))
+	_, ok := c.Kept(id(1))
+	assert.False(t, ok)
+	assert.False(t, c.Dropped(id(2)))
+}
+
+func TestSetHoldsManyIDsExactly(t *testing.T) {
+	s := NewSet(100_000)
+	for n := range uint64(100_000) {
+		s.Add(id(n))
+	}
+	for n := range uint64(100_000) {
+		if !s.Has(id(n)) {
+			t.Fatalf("lost trace %d", n)
+		}
+	}
+	for n := uint64(100_000); n < 200_000; n++ {
+		if s.Has(id(n)) {
+			t.Fatalf("false positive for trace %d", n)
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package metadata // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Metric names of the processor's internal telemetry (DESIGN.md, "Telemetry").
+const (
+	prefix                   = "otelcol_processor_retry_storm_"
+	MetricSpansReceived      = prefix + "spans_received"
+	MetricSpansForwarded     = prefix + "spans_forwarded"
+	MetricSpansDropped       = prefix + "spans_dropped"
+	MetricToolAttempts       = prefix + "tool_attempts"
+	MetricIncompleteAttempts = prefix + "incomplete_attempts"
+	MetricCalls              = prefix + "calls"
+	MetricDegradedCalls      = prefix + "degraded_calls"
+	MetricStormCalls         = prefix + "storm_calls"
+	MetricStatusFlipCalls    = prefix + "status_flip_calls"
+	MetricFindings           = prefix + "findings"
+	MetricStatusRemapped     = prefix + "status_remapped"
+	MetricTraces             = prefix + "traces"
+	MetricLateSpans          = prefix + "late_spans"
+	MetricEarlyDecisions     = prefix + "early_decisions"
+	MetricBufferedBytes      = prefix + "buffered_bytes"
+	MetricBufferedTraces     = prefix + "buffered_traces"
+	MetricBufferedSpans      = prefix + "buffered_spans"
+	MetricDecisionLatency    = prefix + "decision_latency"
+	stabilityNote            = " [Alpha]"
+)
+
+// decisionLatencyBuckets are seconds from a trace's first span to its decision.
+var decisionLatencyBuckets = []float64{0.01, 0.1, 0.5, 1, 2, 3, 5, 10, 20, 30, 45, 60, 120, 300, 600}
+
+// Meter returns the processor's meter from the component's MeterProvider.
+func Meter(settings component.TelemetrySettings) metric.Meter {
+	return settings.MeterProvider.Meter(ScopeName)
+}
+
+// TelemetryBuilder holds the processor's instruments.
+type TelemetryBuilder struct {
+	meter         metric.Meter
+	mu            sync.Mutex
+	registrations []metric.Registration
+
+	ProcessorRetryStormSpansReceived      metric.Int64Counter
+	ProcessorRetryStormSpansForwarded     metric.Int64Counter
+	ProcessorRetryStormSpansDropped       metric.Int64Counter
+	ProcessorRetryStormToolAttempts       metric.Int64Counter
+	ProcessorRetryStormIncompleteAttempts metric.Int64Counter
+	ProcessorRetryStormCalls              metric.Int64Counter
+	ProcessorRetryStormDegradedCalls      metric.Int64Counter
+	ProcessorRetryStormStormCalls         metric.Int64Counter
+	ProcessorRetryStormStatusFlipCalls    metric.Int64Counter
+	ProcessorRetryStormFindings           metric.Int64Counter
+	ProcessorRetryStormStatusRemapped     metric.Int64Counter
+	ProcessorRetryStormTraces             metric.Int64Counter
+	ProcessorRetryStormLateSpans          metric.Int64Counter
+	ProcessorRetryStormEarlyDecisions     metric.Int64Counter
+	ProcessorRetryStormBufferedBytes      metric.Int64ObservableGauge
+	ProcessorRetryStormBufferedTraces     metric.Int64ObservableGauge
+	ProcessorRetryStormBufferedSpans      metric.Int64ObservableGauge
+	ProcessorRetryStormDecisionLatency    metric.Float64Histogram
+}
+
+type counterSpec struct {
+	dst         *metric.Int64Counter
+	name, unit  string
+	description string
+}
+
+// NewTelemetryBuilder creates every instrument of the processor on the component's meter.
+func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilder, error) {
+	b := &TelemetryBuilder{meter: Meter(settings)}
+	var errs error
+	for _, c := range b.counters() {
+		var err error
+		*c.dst, err = b.meter.Int64Counter(c.name, metric.WithDescription(c.description+stabilityNote), metric.WithUnit(c.unit))
+		errs = errors.Join(errs, err)
+	}
+	var err error
+	b.ProcessorRetryStormBufferedBytes, err = b.meter.Int64ObservableGauge(MetricBufferedBytes,
+		metric.WithDescription("OTLP-encoded bytes of spans held awaiting a decision."+stabilityNote), metric.WithUnit("By"))
+	errs = errors.Join(errs, err)
+	b.ProcessorRetryStormBufferedTraces, err = b.meter.Int64ObservableGauge(MetricBufferedTraces,
+		metric.WithDescription("Traces held awaiting a decision."+stabilityNote), metric.WithUnit("{trace}"))
+	errs = errors.Join(errs, err)
+	b.ProcessorRetryStormBufferedSpans, err = b.meter.Int64ObservableGauge(MetricBufferedSpans,
+		metric.WithDescription("Spans held awaiting a decision."+stabilityNote), metric.WithUnit("{span}"))
+	errs = errors.Join(errs, err)
+	b.ProcessorRetryStormDecisionLatency, err = b.meter.Float64Histogram(MetricDecisionLatency,
+		metric.WithDescription("Time from a trace's first span to its decision."+stabilityNote), metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(decisionLatencyBuckets...))
+	errs = errors.Join(errs, err)
+	return b, errs
+}
+
+func (b *TelemetryBuilder) counters() []counterSpec {
+	return []counterSpec{
+		{&b.ProcessorRetryStormSpansReceived, MetricSpansReceived, "{span}", "Spans received by the processor."},
+		{&b.ProcessorRetryStormSpansForwarded, MetricSpansForwarded, "{span}", "Spans passed to the next consumer, late spans of kept traces included."},
+		{&b.ProcessorRetryStormSpansDropped, MetricSpansDropped, "{span}", "Spans not forwarded, by cause (sampled_out, late, next_consumer_error, shutdown)."},
+		{&b.ProcessorRetryStormToolAttempts, MetricToolAttempts, "{attempt}", "Tool-call attempts in decided traces."},
+		{&b.ProcessorRetryStormIncompleteAttempts, MetricIncompleteAttempts, "{attempt}", "Attempts missing a required or carried field."},
+		{&b.ProcessorRetryStormCalls, MetricCalls, "{call}", "Logical tool calls in decided traces."},
+		{&b.ProcessorRetryStormDegradedCalls, MetricDegradedCalls, "{call}", "Logical calls grouped without a call id (parent, tool name, args hash)."},
+		{&b.ProcessorRetryStormStormCalls, MetricStormCalls, "{call}", "Retry storms, by class and tool (tool names bounded, overflow _other)."},
+		{&b.ProcessorRetryStormStatusFlipCalls, MetricStatusFlipCalls, "{call}", "Calls whose attempts had more than one distinct status."},
+		{&b.ProcessorRetryStormFindings, MetricFindings, "{finding}", "Divergence findings, by kind."},
+		{&b.ProcessorRetryStormStatusRemapped, MetricStatusRemapped, "{span}", "Kept spans whose status was remapped to ERROR from an isError result."},
+		{&b.ProcessorRetryStormTraces, MetricTraces, "{trace}", "Traces decided, by decision (kept, dropped) and reason."},
+		{&b.ProcessorRetryStormLateSpans, MetricLateSpans, "{span}", "Spans that arrived after their trace's decision, by decision."},
+		{&b.ProcessorRetryStormEarlyDecisions, MetricEarlyDecisions, "{trace}", "Traces decided before their deadline, by cause (memory_pressure, shutdown)."},
+	}
+}
+
+// RegisterBufferedCallback registers cb to observe the three buffered gauges at collection.
+func (b *TelemetryBuilder) RegisterBufferedCallback(cb func() (bytes, traces, spans int64)) error {
+	reg, err := b.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		bytes, traces, spans := cb()
+		o.ObserveInt64(b.ProcessorRetryStormBufferedBytes, bytes)
+		o.ObserveInt64(b.ProcessorRetryStormBufferedTraces, traces)
+		o.ObserveInt64(b.ProcessorRetryStormBufferedSpans, spans)
+		return nil
+	}, b.ProcessorRetryStormBufferedBytes, b.ProcessorRetryStormBufferedTraces, b.ProcessorRetryStormBufferedSpans)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.registrations = append(b.registrations, reg)
+	return nil
+}
+
+// Shutdown unregisters every callback.
+func (b *TelemetryBuilder) Shutdown() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, reg := range b.registrations {
+		_ = reg.Unregister()
+	}
+	b.registrations = nil
+}

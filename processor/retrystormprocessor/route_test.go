@@ -1,0 +1,103 @@
+package retrystormprocessor
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// batch builds one resource per entry of layout; each resource has one scope per inner
+// slice, holding spans of the listed trace numbers in order.
+func batch(layout [][][]uint64) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for r, scopes := range layout {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutInt("resource", int64(r))
+		rs.SetSchemaUrl("https://opentelemetry.io/schemas/1.30.0")
+		for s, traces := range scopes {
+			ss := rs.ScopeSpans().AppendEmpty()
+			ss.Scope().SetName("scope")
+			ss.Scope().SetVersion(string(rune('a' + s)))
+			for i, n := range traces {
+				span := ss.Spans().AppendEmpty()
+				span.SetTraceID(traceID(n))
+				span.SetSpanID(pcommon.SpanID{byte(r), byte(s), byte(i)})
+			}
+		}
+	}
+	return td
+}
+
+func TestSplitByTrace(t *testing.T) {
+	tests := []struct {
+		name   string
+		layout [][][]uint64
+		want   map[uint64]int // spans per trace
+	}{
+		{"one resource, one trace", [][][]uint64{{{1, 1, 1}}}, map[uint64]int{1: 3}},
+		{"mixed scope", [][][]uint64{{{1, 2, 1, 3, 2}}}, map[uint64]int{1: 2, 2: 2, 3: 1}},
+		{"single-trace and mixed scopes", [][][]uint64{{{1, 1}, {2, 1}}}, map[uint64]int{1: 3, 2: 1}},
+		{"a trace across resources", [][][]uint64{{{1}}, {{1, 2}}, {{2}}}, map[uint64]int{1: 2, 2: 2}},
+		{"empty", [][][]uint64{{{}}}, map[uint64]int{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			td := batch(tt.layout)
+			pieces := splitByTrace(td)
+			require.Len(t, pieces, len(tt.want))
+			for _, pc := range pieces {
+				assert.Equal(t, tt.want[traceNumber(t, pc.id, tt.want)], pc.td.SpanCount())
+				forEachResourceScopeSpan(pc.td, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) {
+					assert.Equal(t, pc.id, span.TraceID())
+					r, _ := rs.Resource().Attributes().Get("resource")
+					assert.Equal(t, byte(r.Int()), span.SpanID()[0], "the span keeps its resource")
+					assert.Equal(t, string(rune('a'+span.SpanID()[1])), ss.Scope().Version(), "and its scope")
+					assert.Equal(t, "https://opentelemetry.io/schemas/1.30.0", rs.SchemaUrl())
+				})
+			}
+		})
+	}
+}
+
+func traceNumber(t *testing.T, id pcommon.TraceID, want map[uint64]int) uint64 {
+	for n := range want {
+		if traceID(n) == id {
+			return n
+		}
+	}
+	t.Fatalf("unexpected trace %s", id)
+	return 0
+}
+
+func forEachResourceScopeSpan(td ptrace.Traces, f func(ptrace.ResourceSpans, ptrace.ScopeSpans, ptrace.Span)) {
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		rs := td.ResourceSpans().At(i)
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			ss := rs.ScopeSpans().At(j)
+			for k := 0; k < ss.Spans().Len(); k++ {
+				f(rs, ss, ss.Spans().At(k))
+			}
+		}
+	}
+}
+
+func TestShardOfSpreadsTraces(t *testing.T) {
+	counts := make([]int, 4)
+	for n := range uint64(10_000) {
+		counts[shardOf(traceID(n), 4)]++
+	}
+	for i, c := range counts {
+		assert.InDeltaf(t, 2500, c, 250, "shard %d", i)
+	}
+	// Ids whose halves are constant still spread.
+	seen := map[int]bool{}
+	for n := range 64 {
+		var id pcommon.TraceID
+		id[15] = byte(n)
+		seen[shardOf(id, 4)] = true
+	}
+	assert.Len(t, seen, 4)
+}

@@ -1,0 +1,261 @@
+package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
+)
+
+// pendingTrace is a trace held until its decision.
+type pendingTrace struct {
+	id     pcommon.TraceID
+	td     ptrace.Traces
+	spans  int64
+	bytes  int64
+	first  time.Time
+	rootAt time.Time
+	// errorSeen: a span in status ERROR arrived, a signal known without analysis.
+	errorSeen bool
+	// flagged: analysis under memory pressure found a signal; the trace is held in the
+	// flagged queue and decided only after every clean-looking trace.
+	flagged bool
+	decided bool
+}
+
+// keptDecision is what late spans of a kept trace need.
+type keptDecision struct {
+	stamp     bool
+	threshold sampling.Threshold
+}
+
+// shardInput is one message to a shard: pieces to ingest with the time ConsumeTraces received
+// them, and when ack is set, a request to close it once they are ingested and due deadlines
+// are decided.
+type shardInput struct {
+	pieces []piece
+	at     time.Time
+	ack    chan struct{}
+}
+
+type shardConfig struct {
+	decisionWait time.Duration
+	rootGrace    time.Duration
+	maxBytes     int64
+	redact       bool
+	redactKeys   []string
+	keptCache    int
+	droppedCache int
+}
+
+// shard owns the buffered traces whose ids hash to it, and everything about them: the byte
+// accounting, the deadline queues, the decision cache and an analyzer. Only its goroutine
+// (or, in synchronous mode, the caller) touches it; the gauges are atomics for the meter.
+type shard struct {
+	cfg        shardConfig
+	now        func() time.Time
+	ctx        context.Context
+	next       consumer.Traces
+	tel        *telemetry
+	logger     *zap.Logger
+	analyzer   *analysis.Analyzer
+	recognizer *toolspan.Extractor
+	policy     *decision.Policy
+	sizer      ptrace.ProtoMarshaler
+
+	traces   map[pcommon.TraceID]*pendingTrace
+	arrivals fifo.Queue[*pendingTrace] // by first span: decision_wait, and shed first
+	flagged  fifo.Queue[*pendingTrace] // by first span: signalled under pressure
+	roots    fifo.Queue[*pendingTrace] // by root arrival: root_grace
+	cache    *decisioncache.Cache[keptDecision]
+	bytes    int64
+	spans    int64
+	// lastArrival keeps arrival times non-decreasing across concurrent ConsumeTraces calls,
+	// so the deadline queues stay sorted.
+	lastArrival time.Time
+
+	out      ptrace.Traces
+	outSpans int64
+
+	in     chan shardInput
+	done   chan struct{}
+	gauges struct{ bytes, traces, spans atomic.Int64 }
+}
+
+// flushSpans bounds a forwarded batch, so deciding a full buffer at shutdown does not build
+// one huge request.
+const flushSpans = 8192
+
+func (s *shard) init() {
+	s.traces = map[pcommon.TraceID]*pendingTrace{}
+	s.cache = decisioncache.New[keptDecision](s.cfg.keptCache, s.cfg.droppedCache)
+	s.out = ptrace.NewTraces()
+	s.in = make(chan shardInput, 16)
+	s.done = make(chan struct{})
+}
+
+// run is the shard goroutine. Deadlines are checked after every input, so a busy shard
+// decides on time without its ticker; the ticker serves idle shards.
+func (s *shard) run(tick time.Duration, finishing <-chan struct{}) {
+	defer close(s.done)
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for {
+		select {
+		case in := <-s.in:
+			s.handle(in)
+		case <-ticker.C:
+			s.step(nil, time.Time{})
+		case <-finishing:
+			s.drain()
+			s.finish()
+			return
+		}
+	}
+}
+
+func (s *shard) handle(in shardInput) {
+	s.step(in.pieces, in.at)
+	if in.ack != nil {
+		close(in.ack)
+	}
+}
+
+// drain ingests what was routed before shutdown began.
+func (s *shard) drain() {
+	for {
+		select {
+		case in := <-s.in:
+			s.handle(in)
+		default:
+			return
+		}
+	}
+}
+
+// step ingests pieces that arrived at the given time, keeps the buffer in bounds, decides
+// what is due and forwards what was kept.
+func (s *shard) step(pieces []piece, arrived time.Time) {
+	now := s.now()
+	if len(pieces) > 0 {
+		if arrived.After(s.lastArrival) {
+			s.lastArrival = arrived
+		}
+		for _, pc := range pieces {
+			s.ingest(pc, s.lastArrival)
+			s.relievePressure(now)
+		}
+	}
+	s.decideDue(now)
+	s.flush()
+	s.publish()
+}
+
+func (s *shard) ingest(pc piece, now time.Time) {
+	spans := int64(pc.td.SpanCount())
+	s.tel.received(spans)
+	if kd, ok := s.cache.Kept(pc.id); ok {
+		s.lateKept(pc.td, spans, kd)
+		return
+	}
+	if s.cache.Dropped(pc.id) {
+		s.tel.lateSpans(decisionDropped, spans)
+		s.tel.droppedSpans(dropLate, spans)
+		return
+	}
+	size := int64(s.sizer.TracesSize(pc.td))
+	hasRoot, hasError := scanSpans(pc.td)
+	pt, ok := s.traces[pc.id]
+	if !ok {
+		pt = &pendingTrace{id: pc.id, td: pc.td, first: now}
+		s.traces[pc.id] = pt
+		s.arrivals.Push(pt)
+	} else {
+		pc.td.ResourceSpans().MoveAndAppendTo(pt.td.ResourceSpans())
+	}
+	pt.spans += spans
+	pt.bytes += size
+	s.spans += spans
+	s.bytes += size
+	pt.errorSeen = pt.errorSeen || hasError
+	if hasRoot && pt.rootAt.IsZero() {
+		pt.rootAt = now
+		s.roots.Push(pt)
+	}
+}
+
+// scanSpans reports whether td holds a root span and a span in status ERROR.
+func scanSpans(td ptrace.Traces) (hasRoot, hasError bool) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				hasRoot = hasRoot || span.ParentSpanID().IsEmpty()
+				hasError = hasError || span.Status().Code() == ptrace.StatusCodeError
+			}
+		}
+	}
+	return hasRoot, hasError
+}
+
+// publish mirrors the shard's accounting for the buffered gauges.
+func (s *shard) publish() {
+	s.gauges.bytes.Store(s.bytes)
+	s.gauges.traces.Store(int64(len(s.traces)))
+	s.gauges.spans.Store(s.spans)
+}
+
+// release takes a trace out of the buffer.
+func (s *shard) release(pt *pendingTrace) {
+	delete(s.traces, pt.id)
+	pt.decided = true
+	s.bytes -= pt.bytes
+	s.spans -= pt.spans
+}
+
+// enqueue adds kept spans to the outgoing batch.
+func (s *shard) enqueue(td ptrace.Traces, spans int64) {
+	td.ResourceSpans().MoveAndAppendTo(s.out.ResourceSpans())
+	s.outSpans += spans
+	if s.outSpans >= flushSpans {
+		s.flush()
+	}
+}
+
+// flush forwards the outgoing batch. A slow next consumer holds the shard (and, through its
+// input channel, ConsumeTraces): that is the processor's backpressure.
+func (s *shard) flush() {
+	if s.outSpans == 0 {
+		return
+	}
+	out, n := s.out, s.outSpans
+	s.out, s.outSpans = ptrace.NewTraces(), 0
+	if s.ctx.Err() != nil {
+		s.tel.droppedSpans(dropShutdown, n)
+		return
+	}
+	if err := s.next.ConsumeTraces(s.ctx, out); err != nil {
+		cause := dropNextConsumerError
+		if s.ctx.Err() != nil {
+			cause = dropShutdown
+		}
+		s.tel.droppedSpans(cause, n)
+		s.logger.Debug("next consumer refused kept spans", zap.Int64("spans", n), zap.Error(err))
+		return
+	}
+	s.tel.forwarded(n)
+}

@@ -1,0 +1,163 @@
+package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+)
+
+// Attribute values of the processor's metrics.
+const (
+	decisionKept    = "kept"
+	decisionDropped = "dropped"
+
+	// causes of a decision
+	causeDeadline       = "deadline"
+	causeMemoryPressure = "memory_pressure"
+	causeShutdown       = "shutdown"
+
+	// causes of a dropped span
+	dropSampledOut        = "sampled_out"
+	dropLate              = "late"
+	dropNextConsumerError = "next_consumer_error"
+	dropShutdown          = "shutdown"
+
+	// maxToolNames bounds the tool attribute; later names count as toolOther.
+	maxToolNames = 100
+	toolOther    = "_other"
+	toolUnknown  = "_unknown"
+)
+
+// telemetry records the processor's metrics with precomputed attribute sets, so recording a
+// decision allocates nothing but the storm_calls attributes.
+type telemetry struct {
+	b        *metadata.TelemetryBuilder
+	tools    toolNames
+	traces   map[[2]string]metric.AddOption
+	findings map[string]metric.AddOption
+	late     map[string]metric.AddOption
+	early    map[string]metric.AddOption
+	dropped  map[string]metric.AddOption
+}
+
+func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
+	b, err := metadata.NewTelemetryBuilder(set)
+	if err != nil {
+		return nil, err
+	}
+	t := &telemetry{
+		b: b, tools: toolNames{limit: maxToolNames},
+		traces:   map[[2]string]metric.AddOption{},
+		findings: attrOptions("kind", findings.Kinds...),
+		late:     attrOptions("decision", decisionKept, decisionDropped),
+		early:    attrOptions("cause", causeMemoryPressure, causeShutdown),
+		dropped:  attrOptions("cause", dropSampledOut, dropLate, dropNextConsumerError, dropShutdown),
+	}
+	for _, d := range []string{decisionKept, decisionDropped} {
+		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
+			t.traces[[2]string{d, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("decision", d), attribute.String("reason", r)))
+		}
+	}
+	return t, nil
+}
+
+func attrOptions(key string, values ...string) map[string]metric.AddOption {
+	m := make(map[string]metric.AddOption, len(values))
+	for _, v := range values {
+		m[v] = metric.WithAttributeSet(attribute.NewSet(attribute.String(key, v)))
+	}
+	return m
+}
+
+func (t *telemetry) add(c metric.Int64Counter, n int64, opt metric.AddOption) {
+	if n == 0 {
+		return
+	}
+	if opt == nil {
+		c.Add(context.Background(), n)
+		return
+	}
+	c.Add(context.Background(), n, opt)
+}
+
+func (t *telemetry) received(n int64) { t.add(t.b.ProcessorRetryStormSpansReceived, n, nil) }
+func (t *telemetry) forwarded(n int64) {
+	t.add(t.b.ProcessorRetryStormSpansForwarded, n, nil)
+}
+
+func (t *telemetry) droppedSpans(cause string, n int64) {
+	t.add(t.b.ProcessorRetryStormSpansDropped, n, t.dropped[cause])
+}
+
+func (t *telemetry) lateSpans(decision string, n int64) {
+	t.add(t.b.ProcessorRetryStormLateSpans, n, t.late[decision])
+}
+
+func (t *telemetry) remapped(n int) { t.add(t.b.ProcessorRetryStormStatusRemapped, int64(n), nil) }
+
+// analysed records what the analysis of one decided trace found.
+func (t *telemetry) analysed(tr *analysis.Trace) {
+	t.add(t.b.ProcessorRetryStormToolAttempts, int64(tr.ToolAttempts), nil)
+	t.add(t.b.ProcessorRetryStormIncompleteAttempts, int64(tr.IncompleteAttempts), nil)
+	t.add(t.b.ProcessorRetryStormCalls, int64(tr.Calls), nil)
+	t.add(t.b.ProcessorRetryStormDegradedCalls, int64(tr.DegradedCalls), nil)
+	for _, u := range tr.Units {
+		if u.StatusFlip {
+			t.add(t.b.ProcessorRetryStormStatusFlipCalls, 1, nil)
+		}
+		if u.Storm {
+			t.b.ProcessorRetryStormStormCalls.Add(context.Background(), 1, metric.WithAttributes(
+				attribute.String("class", u.Class), attribute.String("tool", t.tools.bound(u.Last().ToolName))))
+		}
+	}
+	for _, f := range tr.Findings {
+		t.add(t.b.ProcessorRetryStormFindings, 1, t.findings[f.Kind])
+	}
+}
+
+// decided records one trace decision.
+func (t *telemetry) decided(d decision.Decision, cause string, latency time.Duration) {
+	outcome := decisionDropped
+	if d.Keep {
+		outcome = decisionKept
+	}
+	t.add(t.b.ProcessorRetryStormTraces, 1, t.traces[[2]string{outcome, d.Reason}])
+	if opt, early := t.early[cause]; early {
+		t.add(t.b.ProcessorRetryStormEarlyDecisions, 1, opt)
+	}
+	t.b.ProcessorRetryStormDecisionLatency.Record(context.Background(), latency.Seconds())
+}
+
+// toolNames admits the first maxToolNames distinct tool names as metric attribute values.
+// Shards share it: reads of admitted names take no lock.
+type toolNames struct {
+	known    sync.Map
+	admitted atomic.Int64
+	limit    int64
+}
+
+func (tn *toolNames) bound(name string) string {
+	if name == "" {
+		name = toolUnknown
+	}
+	if _, ok := tn.known.Load(name); ok {
+		return name
+	}
+	// A slot is taken before the name is stored, so concurrent shards never admit more
+	// than limit names (two racing on one new name may waste a slot).
+	if tn.admitted.Add(1) > tn.limit {
+		return toolOther
+	}
+	tn.known.LoadOrStore(name, struct{}{})
+	return name
+}

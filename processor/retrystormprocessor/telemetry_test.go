@@ -1,0 +1,120 @@
+package retrystormprocessor
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+)
+
+// mcpErrorTrace is an MCP tools/call span without a call id whose result says isError while
+// the span status is unset.
+func mcpErrorTrace(id pcommon.TraceID) ptrace.Traces {
+	b := newSpanBuilder(id)
+	root := b.root()
+	b.span("tools/call search", root.SpanID(), 100, 300, map[string]any{
+		"mcp.method.name": "tools/call", "gen_ai.tool.name": "search",
+		"gen_ai.tool.call.result": `{"isError": true, "content": [{"type": "text", "text": "index offline"}]}`,
+	})
+	return b.td
+}
+
+// namelessToolTrace has a tool span that carries no tool name: an incomplete record.
+func namelessToolTrace(id pcommon.TraceID) ptrace.Traces {
+	b := newSpanBuilder(id)
+	root := b.root()
+	b.span("execute_tool", root.SpanID(), 100, 300, map[string]any{
+		"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.id": "c1",
+	})
+	return b.td
+}
+
+func TestTelemetry(t *testing.T) {
+	h := newHarness(t, testConfig(), nil)
+	h.consume(stormTrace(traceID(1)))
+	h.consume(mcpErrorTrace(traceID(2)))
+	h.consume(namelessToolTrace(traceID(3)))
+	h.consume(withoutRoot(cleanTrace(traceID(4), "lookup")))
+	h.advance(2 * time.Second)
+
+	assert.EqualValues(t, 3+1+1, h.sum(metadata.MetricToolAttempts), "decided traces only")
+	assert.EqualValues(t, 3, h.sum(metadata.MetricCalls))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricDegradedCalls), "the MCP call has no call id")
+	assert.EqualValues(t, 1, h.sum(metadata.MetricIncompleteAttempts))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricStormCalls, attribute.String("class", "transient_dependency"), attribute.String("tool", "charge_card")))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricStatusFlipCalls))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricFindings, attribute.String("kind", "incomplete_record")))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricStatusRemapped))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("reason", "incomplete")))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("reason", "tool_error")))
+	assert.EqualValues(t, 3, h.sum(metadata.MetricTraces, attribute.String("decision", "kept")))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricBufferedTraces), "the rootless clean trace waits")
+	assert.EqualValues(t, 1, h.sum(metadata.MetricBufferedSpans))
+	assert.Equal(t, pieceSize(withoutRoot(cleanTrace(traceID(4), "lookup"))), h.sum(metadata.MetricBufferedBytes))
+	h.conservation()
+
+	remapped := sinkSpans(h.sink)[traceID(2)]
+	for _, s := range remapped {
+		if s.Name() == "tools/call search" {
+			assert.Equal(t, ptrace.StatusCodeError, s.Status().Code(), "isError remaps the status")
+			assert.Equal(t, true, s.Attributes().AsRaw()[stormrecord.AttrStatusRemap])
+		}
+	}
+
+	h.advance(30 * time.Second)
+	latency, err := h.tel.GetMetric(metadata.MetricDecisionLatency)
+	require.NoError(t, err)
+	hist := latency.Data.(metricdata.Histogram[float64]).DataPoints[0]
+	assert.EqualValues(t, 4, hist.Count)
+	assert.InDelta(t, 3*2+32, hist.Sum, 1e-9, "three traces after root_grace, the rootless one when the clock passed decision_wait")
+	h.conservation()
+}
+
+func TestEveryDesignMetricIsExported(t *testing.T) {
+	h := newHarness(t, testConfig(), nil, withSynchronous())
+	h.consume(stormTrace(traceID(1)))
+	h.consume(cleanTrace(traceID(2), "lookup"))
+	h.advance(2 * time.Second)
+	h.consume(stormTrace(traceID(1)))
+	for _, name := range []string{
+		metadata.MetricSpansReceived, metadata.MetricSpansForwarded, metadata.MetricSpansDropped,
+		metadata.MetricToolAttempts, metadata.MetricCalls, metadata.MetricStormCalls,
+		metadata.MetricStatusFlipCalls, metadata.MetricTraces, metadata.MetricLateSpans,
+		metadata.MetricBufferedBytes, metadata.MetricBufferedTraces, metadata.MetricBufferedSpans,
+		metadata.MetricDecisionLatency,
+	} {
+		_, err := h.tel.GetMetric(name)
+		assert.NoError(t, err)
+	}
+}
+
+func TestToolNamesAreBounded(t *testing.T) {
+	h := newHarness(t, testConfig(), nil, withSynchronous())
+	for i := range 150 {
+		b := newSpanBuilder(traceID(uint64(i)))
+		root := b.root()
+		for a := range 2 {
+			b.tool(root.SpanID(), fmt.Sprintf("tool_%03d", i), "call-1", int64(100+a*300), a == 0)
+		}
+		h.consume(b.td)
+	}
+	h.advance(2 * time.Second)
+	m, err := h.tel.GetMetric(metadata.MetricStormCalls)
+	require.NoError(t, err)
+	tools := map[string]int64{}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		v, _ := dp.Attributes.Value("tool")
+		tools[v.AsString()] += dp.Value
+	}
+	assert.Len(t, tools, maxToolNames+1)
+	assert.EqualValues(t, 50, tools[toolOther])
+}
