@@ -124,3 +124,23 @@ func TestFindingEventsAndKeptErrorType(t *testing.T) {
 	assert.Equal(t, "unrecovered_failure", str(t, events[0].Attributes(), stormrecord.FindingKind))
 	assert.True(t, strings.HasPrefix(str(t, events[0].Attributes(), stormrecord.FindingCallKey), "call_Gm6Y"))
 }
+
+func TestLateSpansAreRemappedAndRedacted(t *testing.T) {
+	td := fixtures.Load(t, "logfire_mcp.json")
+	x := toolspan.NewExtractor(toolspan.DefaultConfig(), nil, true)
+	st := LateSpans(td, x, Options{Redact: true, RedactKeys: redactKeys()})
+	assert.Equal(t, 1, st.Remapped)
+	assert.Equal(t, 4, st.Redacted)
+	for _, s := range spansByName(td, "MCP request: tools/call lookup_order") {
+		_, hasReq := s.Attributes().Get("request")
+		assert.False(t, hasReq)
+	}
+	errors := 0
+	for _, s := range spansByName(td, "MCP request: tools/call lookup_order") {
+		if s.Status().Code() == ptrace.StatusCodeError {
+			errors++
+			assert.Equal(t, "tool_error", str(t, s.Attributes(), "error.type"))
+		}
+	}
+	assert.Equal(t, 1, errors)
+}
