@@ -4,7 +4,7 @@ PKGS     := ./...
 
 .PHONY: test vet fmtcheck unit browser
 
-test: fmtcheck vet browser unit
+test: fmtcheck vet browser unit e2e
 
 # The stormreport page test renders in headless Chromium; install it when missing.
 browser:
@@ -42,3 +42,10 @@ $(OTELCOL): builder-config.yaml $(OTELCOL_SOURCES)
 # Validates every config/*.yaml with the built binary.
 e2e: build
 	$(GO) test -race -tags e2e -count=1 ./e2e/...
+
+# The demo: the collector with config/demo.yaml, about 20 s of agentsim traffic, a graceful
+# stop, then the stormreport summary; outputs in _run/ (see scripts/run-demo.sh).
+.PHONY: run
+
+run: build
+	@GO="$(GO)" bash scripts/run-demo.sh

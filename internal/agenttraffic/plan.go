@@ -57,7 +57,10 @@ type plannedAttempt struct {
 
 	// Filled by rendering.
 	spanID SpanID
-	parent SpanID
+	// countedID is the record a correct processor counts: the subagent's copy of a nested
+	// duplicate (the deepest agent level, where the work ran), else spanID.
+	countedID SpanID
+	parent    SpanID
 	start  time.Time
 	end    time.Time
 }

@@ -206,6 +206,7 @@ func (r *renderer) subagent(a *plannedAttempt, s attemptSpan) {
 	modelEnd := r.model(sub, start.Add(1*millis), "tool_calls")
 	copyIdx := r.add(sub, s.name, s.kind, modelEnd.Add(2*millis), s.attrs)
 	r.spans[copyIdx].End = a.end.Add(-5 * millis)
+	a.countedID = r.spans[copyIdx].ID
 	r.spans[copyIdx].Status = s.status
 	r.spans[idx].End = a.end.Add(-3 * millis)
 }

@@ -234,21 +234,23 @@ func checkDuplicateSideEffect(t *testing.T, tr *Trace) {
 	}
 }
 
+// checkNestedDuplicate: the counted record is the subagent's copy, under a subagent that
+// sits under the parent agent's record of the same call id.
 func checkNestedDuplicate(t *testing.T, tr *Trace) {
 	t.Helper()
-	parent := spanByHex(tr, tr.Truth.Records[0].AttemptSpanIDs[0])
-	copies := 0
+	counted := spanByHex(tr, tr.Truth.Records[0].AttemptSpanIDs[0])
+	outer := 0
 	for i := range tr.Spans {
 		s := &tr.Spans[i]
-		if s != parent && isToolAttempt(tr.Truth.Shape, s) && callIDOf(tr, s) == callIDOf(tr, parent) {
-			copies++
-			if sub := agentOf(tr, s); sub == tr.Root() || sub == nil || tr.Span(sub.Parent) != parent {
-				t.Errorf("re-record is not under a subagent of the parent's call")
+		if s != counted && isToolAttempt(tr.Truth.Shape, s) && callIDOf(tr, s) == callIDOf(tr, counted) {
+			outer++
+			if sub := agentOf(tr, counted); sub == tr.Root() || sub == nil || tr.Span(sub.Parent) != s {
+				t.Errorf("the counted record is not under a subagent of the outer record")
 			}
 		}
 	}
-	if copies != 1 {
-		t.Errorf("%d re-records of the call, want 1", copies)
+	if outer != 1 {
+		t.Errorf("%d outer records of the call, want 1", outer)
 	}
 }
 

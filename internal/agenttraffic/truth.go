@@ -202,7 +202,11 @@ func expectRecord(chain []*logicalCall) ExpectedRecord {
 	}
 	for _, a := range attempts {
 		rec.Statuses = append(rec.Statuses, a.status)
-		rec.AttemptSpanIDs = append(rec.AttemptSpanIDs, a.spanID.String())
+		counted := a.spanID
+		if !a.countedID.IsZero() {
+			counted = a.countedID
+		}
+		rec.AttemptSpanIDs = append(rec.AttemptSpanIDs, counted.String())
 		for _, s := range a.sends {
 			rec.TransportStatuses = append(rec.TransportStatuses, s.status())
 		}

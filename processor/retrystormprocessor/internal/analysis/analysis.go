@@ -114,6 +114,8 @@ func (an *Analyzer) Analyze(td ptrace.Traces) *Trace {
 		if c.Degraded {
 			out.DegradedCalls++
 		}
+		// Nested duplicates are records, not attempts: they ran once.
+		out.ToolAttempts += len(c.Attempts)
 	}
 	units := grouping.Units(calls)
 	dup := findings.DuplicateSideEffects(units)
@@ -182,7 +184,6 @@ func (an *Analyzer) attempts(t *grouping.Tree, out *Trace) ([]*grouping.Attempt,
 		tools[a.ToolName] = struct{}{}
 		attempts = append(attempts, a)
 	}
-	out.ToolAttempts = len(attempts)
 	for name := range tools {
 		out.Tools = append(out.Tools, name)
 	}

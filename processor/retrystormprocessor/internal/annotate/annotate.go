@@ -83,6 +83,11 @@ func annotateUnit(u *analysis.Unit, opts Options) int {
 		}
 		for _, d := range c.Duplicates {
 			d.Span.Attributes().PutStr(stormrecord.AttrCallKey, u.Key())
+			// A duplicate record still says what its span says: fix its status too.
+			if d.Remap != nil {
+				remap(d, opts.Redact)
+				remapped++
+			}
 		}
 	}
 	if u.Record != nil {
