@@ -61,8 +61,8 @@ type plannedAttempt struct {
 	// duplicate (the deepest agent level, where the work ran), else spanID.
 	countedID SpanID
 	parent    SpanID
-	start  time.Time
-	end    time.Time
+	start     time.Time
+	end       time.Time
 }
 
 // plannedCall is one logical tool call as the agent intended it.
