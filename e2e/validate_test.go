@@ -111,7 +111,7 @@ func TestDistributionListsComponents(t *testing.T) {
 	for _, want := range []string{
 		"otlp",
 		"retry_storm", "batch", "memory_limiter",
-		"storm_summary", "debug", "otlp_grpc", "otlp_http",
+		"storm_summary", "debug", "otlp_grpc", "otlp_http", "load_balancing",
 		"health_check", "file_storage",
 	} {
 		if !listed[want] {

@@ -1,0 +1,218 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+)
+
+// The traffic of the restart test: paced, so that agentsim is still sending when tier-2
+// collector b restarts (about 4 s of traffic; b restarts about 1 s in). At 100 traces/s
+// agentsim's 512-span export batches end inside traces, so a trace of b's can be cut by the
+// restart (one in most runs).
+const (
+	restartSeed  = 5
+	restartCount = 400
+	restartRate  = 100
+	// restartAfterSpans is how many spans b receives before it is restarted: about a sixth
+	// of its share.
+	restartAfterSpans = 2000
+)
+
+// TestTwoTierRestart restarts tier-2 collector b (SIGTERM, then a new process on the same
+// port and summary file) while agentsim sends into tier 1. Tier 1's load_balancing keeps
+// routing b's trace ids to b (a static resolver does not change the ring) and queues and
+// retries them while b is down, so no span is lost and none goes to a.
+//
+// What the restart costs is confined to the traces b's first process had received part of
+// when it stopped ("split" traces): the first process decides its part at shutdown, the
+// second process receives the rest as a new trace and decides it on its own. For every
+// other trace the test holds the output to the truth exactly as in the two-tier test: each
+// expected record once, in the file of the collector that received the trace, the kept
+// traces whole at the backends. For split traces (and a stale_cache trace whose warm-up
+// trace was split) it logs what was written and kept; TestTier2RestartSplitsATraceInFlight
+// pins the loss down, and README.md ("Scaling out": "Restarting a tier-2 instance…") states
+// it.
+func TestTwoTierRestart(t *testing.T) {
+	dir := t.TempDir()
+	agentsim := buildAgentsim(t, dir)
+	a := startTier2(t, dir, "a", true)
+	b := startTier2(t, dir, "b", true)
+	ports := freePorts(t, 2)
+	t1cfg := tier1Config{OTLPPort: ports[0], MetricsPort: ports[1], Tier2Ports: []int{a.cfg.OTLPPort, b.cfg.OTLPPort}}
+	tier1 := startCollector(t, renderTwoTierConfig(t, dir, "tier1.yaml", tier1Template, t1cfg))
+	tier1.waitListening(t, t1cfg.OTLPPort)
+
+	truthPath := filepath.Join(dir, "truth.jsonl")
+	run := startAgentsimBackground(t, agentsim, "--endpoint", fmt.Sprintf("127.0.0.1:%d", t1cfg.OTLPPort),
+		"--rate", strconv.Itoa(restartRate), "--count", strconv.Itoa(restartCount), "--every-scenario",
+		"--seed", strconv.Itoa(restartSeed), "--service", agentService, "--truth", truthPath)
+	twoTierWait(t, "b receives traffic", agentsimTimeout, []*collectorProcess{tier1, a.proc, b.proc}, func() (bool, string) {
+		_, got, status := b.settled()
+		return got >= restartAfterSpans, status
+	})
+	down := b.restart(t)
+	t.Logf("b restarted: its OTLP port was closed for %s", down.Round(time.Millisecond))
+	run.wait(t)
+	truth := readTruth(t, truthPath)
+	total := 0
+	for _, tr := range truth {
+		total += tr.Spans
+	}
+
+	procs := []*collectorProcess{tier1, a.proc, b.proc}
+	twoTierWait(t, "every span reached tier 2 and was decided", settleTimeout, procs, func() (bool, string) {
+		m, err := scrape(t1cfg.MetricsPort)
+		if err != nil {
+			return false, err.Error()
+		}
+		lb := int(m.sum("otelcol_exporter_sent_spans", map[string]string{"exporter": "load_balancing"}))
+		okA, _, stA := a.settled()
+		okB, _, stB := b.settled()
+		tapped := tapRouting(a, b).spans
+		status := fmt.Sprintf("tier 1 sent %d of %d; taps saw %d; %s; %s (second process)", lb, total, tapped, stA, stB)
+		return lb == total && tapped == total && okA && okB, status
+	})
+	for _, p := range procs {
+		p.stop(t)
+	}
+
+	route := tapRouting(a, b)
+	split := checkRestartRouting(t, truth, route, total)
+	// A stale trace whose warm-up trace was split may or may not find the warm-up's result
+	// in the second process's memory, depending on which part held the read: it counts as
+	// affected by the restart too.
+	for _, tr := range truth {
+		if tr.WarmFor != "" && split[tr.TraceID] {
+			split[tr.WarmFor] = true
+		}
+	}
+	truth, _ = withoutCrossInstanceStaleCache(t, truth, route.process)
+	whole := slices.DeleteFunc(slices.Clone(truth), func(tr agenttraffic.Truth) bool { return split[tr.TraceID] })
+	recA, rawA := readSummaries(t, a.cfg.SummaryPath)
+	recB, rawB := readSummaries(t, b.cfg.SummaryPath)
+	isSplit := func(r stormrecord.Record) bool { return split[r.TraceID] }
+	sent := twoTierRegenerate(t, restartSeed, restartCount, time.Second/restartRate, truth)
+	backA, backB := backendTraces(a.backend), backendTraces(b.backend)
+
+	t.Run("whole traces: summary files", func(t *testing.T) {
+		wholeA := slices.DeleteFunc(slices.Clone(recA), isSplit)
+		wholeB := slices.DeleteFunc(slices.Clone(recB), isSplit)
+		checkSummaries(t, whole, slices.Concat(wholeA, wholeB), slices.Concat(rawA, rawB))
+		checkRecordsWhereRouted(t, route, map[string][]stormrecord.Record{"a": wholeA, "b": wholeB})
+	})
+	t.Run("whole traces: backends", func(t *testing.T) {
+		merged := map[string]*backendTrace{}
+		for id, bt := range backA {
+			merged[id] = bt
+		}
+		for id, bt := range backB {
+			if _, twice := merged[id]; twice {
+				t.Errorf("trace %s reached both tier-2 backends", id)
+			}
+			merged[id] = bt
+		}
+		maps.DeleteFunc(merged, func(id string, _ *backendTrace) bool { return split[id] })
+		th := cleanThreshold(t, cleanPercent)
+		checkBackend(t, whole, expect(t, whole, th), sent, merged, th)
+	})
+	t.Run("summary file of b across the restart", func(t *testing.T) {
+		ids := map[string]bool{}
+		for _, r := range recB {
+			if ids[r.ID] {
+				t.Errorf("record %s (trace %s) written twice to b's summary file across its restart", r.ID, r.TraceID)
+			}
+			ids[r.ID] = true
+		}
+	})
+	reportSplitTraces(t, truth, split, route, recB, backB)
+}
+
+// checkRestartRouting: every span agentsim sent reached tier 2, every trace reached one
+// tier-2 collector (b's two processes count as one collector), and b's second process
+// received traffic, so the restart happened mid-run. It returns the split traces: those
+// whose spans reached both of b's processes.
+func checkRestartRouting(t *testing.T, truth []agenttraffic.Truth, route tierRouting, total int) map[string]bool {
+	t.Helper()
+	if route.spans != total {
+		t.Errorf("the tier-2 collectors received %d distinct spans, agentsim sent %d", route.spans, total)
+	}
+	split := map[string]bool{}
+	perTap := map[string]int{}
+	for _, tr := range truth {
+		where := route.byTrace[tr.TraceID]
+		instances := map[string]bool{}
+		for tap, n := range where {
+			instances[tier2Instance(tap)] = true
+			perTap[tap] += n
+		}
+		switch {
+		case len(instances) != 1:
+			t.Errorf("trace %s (%s): spans went to %v, want all of them to one tier-2 collector", tr.TraceID, tr.Scenario, where)
+		case len(where) > 1:
+			split[tr.TraceID] = true
+		}
+	}
+	if perTap["b#1"] == 0 || perTap["b#2"] == 0 {
+		t.Fatalf("spans per collector process %v: b was not restarted while it received traffic", perTap)
+	}
+	t.Logf("routing: spans per collector process %v; %d traces of b reached both of its processes", perTap, len(split))
+	return split
+}
+
+// reportSplitTraces logs, for each trace affected by the restart (split, or a stale trace
+// whose warm-up trace was split), what its ground truth expects and what was written and
+// kept: the cost of the restart.
+func reportSplitTraces(t *testing.T, truth []agenttraffic.Truth, split map[string]bool, route tierRouting,
+	records []stormrecord.Record, backend map[string]*backendTrace) {
+	t.Helper()
+	byTrace := map[string][]stormrecord.Record{}
+	for _, r := range records {
+		byTrace[r.TraceID] = append(byTrace[r.TraceID], r)
+	}
+	for _, tr := range truth {
+		if !split[tr.TraceID] {
+			continue
+		}
+		var lines []string
+		for _, want := range tr.Records {
+			lines = append(lines, fmt.Sprintf("expected %s: storm %v, %d attempts %v, findings %v",
+				callName(want), want.Storm, want.Attempts, want.Statuses, want.Findings))
+		}
+		for _, r := range byTrace[tr.TraceID] {
+			var kinds []string
+			for _, f := range r.Findings {
+				kinds = append(kinds, f.Kind)
+			}
+			lines = append(lines, fmt.Sprintf("written  %s (%s): storm %v, %d attempts %v, findings %v",
+				r.CallKey, r.ToolName, r.Storm, r.Attempts, r.Statuses, kinds))
+		}
+		kept, reasons := 0, []string{}
+		if bt := backend[tr.TraceID]; bt != nil {
+			kept = len(bt.spans)
+			for _, span := range bt.spans {
+				if r := strAttr(span, stormrecord.AttrSampling); r != "" {
+					reasons = append(reasons, r)
+				}
+				for i := 0; i < span.Events().Len(); i++ {
+					if kind, ok := span.Events().At(i).Attributes().Get("kind"); ok {
+						reasons = append(reasons, "finding "+kind.AsString())
+					}
+				}
+			}
+		}
+		t.Logf("trace affected by the restart %s (%s, %s, reason %s): spans %v; %d of %d spans kept, sampling reasons and findings on the kept spans %v%s",
+			tr.TraceID, tr.Scenario, tr.Shape, tr.Reason, route.byTrace[tr.TraceID], kept, tr.Spans, reasons,
+			strings.Join(append([]string{""}, lines...), "\n    "))
+	}
+}

@@ -1,0 +1,146 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+)
+
+// TestTier2RestartSplitsATraceInFlight pins down what a tier-2 restart costs a trace that
+// is in flight, the case TestTwoTierRestart can only observe when its timing produces one.
+// A three-attempt executor storm is sent to a tier-2 collector up to and including its first
+// attempt (in the order an SDK exports spans: by end time); the collector is restarted; the
+// rest of the trace follows. The first process decides its part at shutdown; the second
+// process knows nothing of the trace (the decision cache is in memory) and decides the rest
+// as a new trace. The summary file then holds one record for the call, written by the first
+// process from the one attempt it saw: the second process's record has the same id (trace id
+// + call key) and is skipped by storm_summary's id memory, which it seeds from the file at
+// start. The storm is reported as a single failed attempt; README.md ("Scaling out") says so.
+func TestTier2RestartSplitsATraceInFlight(t *testing.T) {
+	dir := t.TempDir()
+	trace, storm := executorStormTrace(t)
+	first, rest := splitAfterFirstAttempt(t, &trace, storm)
+	b := startTier2(t, dir, "b", true)
+
+	sendTraceParts(t, b.cfg.OTLPPort, &trace, first)
+	twoTierWait(t, "b receives the first part", settleTimeout, []*collectorProcess{b.proc}, func() (bool, string) {
+		_, got, status := b.settled()
+		return got == len(first), status
+	})
+	b.restart(t)
+	sendTraceParts(t, b.cfg.OTLPPort, &trace, rest)
+	twoTierWait(t, "b decides the rest", settleTimeout, []*collectorProcess{b.proc}, func() (bool, string) {
+		ok, got, status := b.settled()
+		return ok && got == len(rest), status
+	})
+	m, err := scrape(b.cfg.MetricsPort)
+	if err != nil {
+		t.Fatalf("scrape b: %v", err)
+	}
+	b.proc.stop(t)
+
+	records, _ := readSummaries(t, b.cfg.SummaryPath)
+	if len(records) != 1 {
+		t.Fatalf("b wrote %d records for the split trace, want 1: %+v", len(records), records)
+	}
+	got := records[0]
+	firstAttempts := slices.DeleteFunc(slices.Clone(storm.AttemptSpanIDs), func(id string) bool { return !slices.Contains(first, id) })
+	if want := stormrecord.RecordID(trace.Truth.TraceID, storm.CallKey); got.ID != want {
+		t.Errorf("record id %s, want %s (trace id + call key)", got.ID, want)
+	}
+	if got.Attempts != len(firstAttempts) || !slices.Equal(got.AttemptSpanIDs, firstAttempts) || got.Storm {
+		t.Errorf("record: storm %v, %d attempts %v; want what the first process saw: storm false, attempts %v",
+			got.Storm, got.Attempts, got.AttemptSpanIDs, firstAttempts)
+	}
+	if n := m.sum("otelcol_exporter_storm_summary_records_deduplicated", nil); n != 1 {
+		t.Errorf("the second process deduplicated %v records, want 1 (its record of the rest of the call)", n)
+	}
+	kept := backendTraces(b.backend)[trace.Truth.TraceID]
+	keptSpans := 0
+	if kept != nil {
+		keptSpans = len(kept.spans)
+	}
+	t.Logf("storm %s (%s): %d attempts %v; first part %d spans (%d attempt), rest %d spans; "+
+		"written: storm %v, %d attempts %v; kept at the backend: %d of %d spans",
+		storm.CallKey, storm.Tool, storm.Attempts, storm.Statuses, len(first), len(firstAttempts), len(rest),
+		got.Storm, got.Attempts, got.Statuses, keptSpans, len(trace.Spans))
+}
+
+// executorStormTrace generates one OTel GenAI trace with an executor storm of at least three
+// attempts, and that storm's expected record.
+func executorStormTrace(t *testing.T) (agenttraffic.Trace, agenttraffic.ExpectedRecord) {
+	t.Helper()
+	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{
+		Seed: 3, Service: agentService, Base: time.Now().Add(-time.Minute),
+		Shapes:    []agenttraffic.Shape{agenttraffic.ShapeGenAI},
+		Scenarios: agenttraffic.ScenarioWeights{agenttraffic.ScenarioExecutorStorm: 1},
+	})
+	if err != nil {
+		t.Fatalf("generate a trace: %v", err)
+	}
+	for _, tr := range gen.Generate(20) {
+		for _, rec := range tr.Truth.Records {
+			if rec.Storm && rec.CallKey != "" && rec.Layer == agenttraffic.LayerExecutor && rec.Attempts >= 3 {
+				return tr, rec
+			}
+		}
+	}
+	t.Fatal("no executor storm of three attempts in 20 generated traces")
+	return agenttraffic.Trace{}, agenttraffic.ExpectedRecord{}
+}
+
+// splitAfterFirstAttempt returns the span ids (hex) of the trace in two parts, in the order
+// an SDK exports them (by end time): up to the storm's first attempt, and the rest.
+func splitAfterFirstAttempt(t *testing.T, tr *agenttraffic.Trace, storm agenttraffic.ExpectedRecord) (first, rest []string) {
+	t.Helper()
+	var cut time.Time
+	for i := range tr.Spans {
+		if hex.EncodeToString(tr.Spans[i].ID[:]) == storm.AttemptSpanIDs[0] {
+			cut = tr.Spans[i].End
+		}
+	}
+	if cut.IsZero() {
+		t.Fatalf("the storm's first attempt %s is not in the trace", storm.AttemptSpanIDs[0])
+	}
+	for i := range tr.Spans {
+		id := hex.EncodeToString(tr.Spans[i].ID[:])
+		if tr.Spans[i].End.After(cut) {
+			rest = append(rest, id)
+		} else {
+			first = append(first, id)
+		}
+	}
+	return first, rest
+}
+
+// sendTraceParts sends the spans of tr listed in ids to a collector's OTLP gRPC port.
+func sendTraceParts(t *testing.T, port int, tr *agenttraffic.Trace, ids []string) {
+	t.Helper()
+	part := *tr
+	part.Spans = slices.DeleteFunc(slices.Clone(tr.Spans), func(s agenttraffic.Span) bool {
+		return !slices.Contains(ids, hex.EncodeToString(s.ID[:]))
+	})
+	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", port), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatalf("connect to 127.0.0.1:%d: %v", port, err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req := ptraceotlp.NewExportRequestFromTraces(agenttraffic.TraceToPdata(&part))
+	if _, err := ptraceotlp.NewGRPCClient(conn).Export(ctx, req); err != nil {
+		t.Fatalf("send %d spans to 127.0.0.1:%d: %v", len(part.Spans), port, err)
+	}
+}
