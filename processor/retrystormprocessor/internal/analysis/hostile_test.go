@@ -109,3 +109,35 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
+
+func TestOrphanSiblingsAreOneCallNotANestedDuplicate(t *testing.T) {
+	b := newTrace(80)
+	missing := pcommon.SpanID{0xaa, 2}
+	b.span("execute_tool fetch", missing, 10, 50, genaiTool("fetch", "call_o", `{}`, errored)...)
+	b.span("execute_tool fetch", missing, 60, 90, genaiTool("fetch", "call_o", `{}`)...)
+	u := onlyUnit(t, analyze(t, b))
+	assert.Equal(t, 2, len(u.Attempts()))
+	assert.True(t, u.Storm)
+	assert.NotContains(t, kinds(u), "nested_duplicate")
+}
+
+func TestInvalidAttemptNumberBesideValidOnesIsIncomplete(t *testing.T) {
+	b := newTrace(81)
+	root := b.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
+	b.span("execute_tool reserve", root, 10, 20, genaiTool("reserve", "c1", `{}`, errored, attr("attempt", 1))...)
+	b.span("execute_tool reserve", root, 30, 40, genaiTool("reserve", "c1", `{}`, attr("attempt", "abc"))...)
+	u := onlyUnit(t, analyze(t, b))
+	assert.Contains(t, kinds(u), "incomplete_record")
+	assert.Equal(t, 1, u.Record.IncompleteAttempts)
+}
+
+func TestTokenSumsSaturateInsteadOfWrapping(t *testing.T) {
+	b := newTrace(82)
+	root := b.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
+	huge := attr("gen_ai.usage.input_tokens", int64(math.MaxInt64))
+	b.span("execute_tool s", root, 10, 20, genaiTool("s", "c1", `{}`, errored, huge)...)
+	b.span("execute_tool s", root, 30, 40, genaiTool("s", "c1", `{}`, huge)...)
+	r := onlyUnit(t, analyze(t, b)).Record
+	assert.EqualValues(t, int64(math.MaxInt64), *r.TokensIn)
+	assert.EqualValues(t, int64(math.MaxInt64), *r.FailedTokensIn)
+}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -145,11 +146,17 @@ func uniqueResults(attempts []*grouping.Attempt) int {
 	return len(seen)
 }
 
+// add sums token counts (never negative), saturating at MaxInt64: a count that large is
+// already absurd, and wrapping would report a negative cost.
 func add(sum *int64, n int64) *int64 {
 	if sum == nil {
 		return ptr(n)
 	}
-	*sum += n
+	if *sum > math.MaxInt64-n {
+		*sum = math.MaxInt64
+	} else {
+		*sum += n
+	}
 	return sum
 }
 

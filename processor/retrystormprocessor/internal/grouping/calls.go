@@ -110,35 +110,33 @@ func shortHash(h string) string {
 	return h
 }
 
-// splitNestedDuplicates keeps, of a call id recorded under several agents, the records of
-// the deepest agent (where the work ran) and moves the others to Duplicates (seed 004).
+// splitNestedDuplicates keeps, of a call id recorded under two agent levels, the records
+// of the deepest agent (where the work ran) and moves the records made under its
+// ancestor agents to Duplicates (seed 004). Records under unrelated agents, or orphans
+// whose parent never arrived, stay attempts: that is not two levels of one call.
 func splitNestedDuplicates(t *Tree, c *Call) {
 	if c.Degraded || len(c.Attempts) < 2 {
 		return
 	}
-	agent := c.Attempts[0].Agent
+	deepest, depth := c.Attempts[0].Agent, t.Depth(c.Attempts[0].Agent)
 	same := true
 	for _, a := range c.Attempts[1:] {
-		if a.Agent != agent {
+		if a.Agent != deepest {
 			same = false
-			break
+		}
+		if d := t.Depth(a.Agent); d > depth {
+			deepest, depth = a.Agent, d
 		}
 	}
 	if same {
 		return
 	}
-	deepest, depth := agent, -1
-	for _, a := range c.Attempts {
-		if d := t.Depth(a.Agent); d > depth {
-			deepest, depth = a.Agent, d
-		}
-	}
 	kept := c.Attempts[:0:0]
 	for _, a := range c.Attempts {
-		if a.Agent == deepest {
-			kept = append(kept, a)
-		} else {
+		if a.Agent != deepest && t.IsAncestor(a.Agent, deepest) {
 			c.Duplicates = append(c.Duplicates, a)
+		} else {
+			kept = append(kept, a)
 		}
 	}
 	c.Attempts = kept

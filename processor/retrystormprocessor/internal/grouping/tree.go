@@ -143,9 +143,10 @@ func (t *Tree) Children(i int32) []int32 {
 }
 
 // Agent returns the nearest strict ancestor of i that is an agent span, else the top of
-// i's ancestor chain (the trace root when it is present), and whether that is an agent.
+// i's ancestor chain (the trace root when it is present), or -1 when i has no ancestor in
+// the trace (an orphan whose parent never arrived).
 func (t *Tree) Agent(i int32) int32 {
-	top := i
+	top := int32(-1)
 	cur := t.Nodes[i].Parent
 	for steps := 0; cur >= 0 && steps < len(t.Nodes); steps++ {
 		if t.Nodes[cur].Agent {
@@ -157,8 +158,26 @@ func (t *Tree) Agent(i int32) int32 {
 	return top
 }
 
-// Depth counts i's ancestors, bounded by the span count.
+// IsAncestor reports whether a is a strict ancestor of d.
+func (t *Tree) IsAncestor(a, d int32) bool {
+	if a < 0 || d < 0 {
+		return false
+	}
+	cur := t.Nodes[d].Parent
+	for steps := 0; cur >= 0 && steps < len(t.Nodes); steps++ {
+		if cur == a {
+			return true
+		}
+		cur = t.Nodes[cur].Parent
+	}
+	return false
+}
+
+// Depth counts i's ancestors, bounded by the span count; -1 for no node.
 func (t *Tree) Depth(i int32) int {
+	if i < 0 {
+		return -1
+	}
 	d := 0
 	for cur := t.Nodes[i].Parent; cur >= 0 && d < len(t.Nodes); cur = t.Nodes[cur].Parent {
 		d++

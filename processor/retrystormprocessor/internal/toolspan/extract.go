@@ -147,7 +147,10 @@ func (x *Extractor) readIdentity(a *Attempt, span ptrace.Span) {
 	}
 	if v, ok := x.first(attrs, x.attempt); ok {
 		a.Number = parseAttemptNumber(v)
-		a.Present |= FieldAttempt
+		// An unusable number is a missing one: incomplete when its siblings carry theirs.
+		if !a.Number.Invalid {
+			a.Present |= FieldAttempt
+		}
 	}
 	a.ReadAsset, _ = x.firstString(attrs, x.readAsset)
 }

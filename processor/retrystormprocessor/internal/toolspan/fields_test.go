@@ -131,7 +131,7 @@ func TestAttemptNumbers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a := extract(t, "span", map[string]any{"attempt": c.value})
 			assert.Equal(t, c.want, a.Number)
-			assert.True(t, a.Has(FieldAttempt), "a present attempt attribute counts as present, valid or not")
+			assert.Equal(t, !c.want.Invalid, a.Has(FieldAttempt), "only a usable attempt number counts as carried")
 		})
 	}
 	t.Run("absent", func(t *testing.T) {
