@@ -2,6 +2,7 @@ package retrystormprocessor // import "github.com/retrystorm/retrystorm/processo
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -150,6 +151,8 @@ func (tn *toolNames) bound(name string) string {
 	if name == "" {
 		name = toolUnknown
 	}
+	// A label must be valid UTF-8 or the Prometheus endpoint fails every scrape after it.
+	name = strings.ToValidUTF8(name, "\uFFFD")
 	if _, ok := tn.known.Load(name); ok {
 		return name
 	}

@@ -118,3 +118,9 @@ func TestToolNamesAreBounded(t *testing.T) {
 	assert.Len(t, tools, maxToolNames+1)
 	assert.EqualValues(t, 50, tools[toolOther])
 }
+
+func TestToolNameLabelsAreValidUTF8(t *testing.T) {
+	tn := &toolNames{limit: 10}
+	assert.Equal(t, "pay\uFFFDnow", tn.bound("pay\xffnow"))
+	assert.Equal(t, toolUnknown, tn.bound(""))
+}
