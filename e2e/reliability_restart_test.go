@@ -1,0 +1,189 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
+)
+
+// TestReliabilitySIGTERMDecidesBuffered runs the pipeline test's agentsim traffic into a
+// collector whose decisions are two minutes away, so every trace is still buffered when
+// SIGTERM arrives. Shutdown must decide them all and write every storm record and every kept
+// trace before the process exits.
+func TestReliabilitySIGTERMDecidesBuffered(t *testing.T) {
+	dir := t.TempDir()
+	agentsim := buildAgentsim(t, dir)
+	cfg := newRelConfig(t, dir)
+	cfg.DecisionWait, cfg.RootGrace = "2m", "2m"
+	// One shard decides at shutdown in arrival order, which stale_cache_suspect needs.
+	cfg.NumShards = 1
+	cfg.CleanPercent = cleanPercent
+	sink := startBackend(t, cfg.BackendPort)
+	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
+	p.waitListening(t, cfg.OTLPPort)
+
+	truthPath := filepath.Join(dir, "truth.jsonl")
+	runAgentsim(t, agentsim, "--endpoint", fmt.Sprintf("127.0.0.1:%d", cfg.OTLPPort), "--rate", "0",
+		"--count", strconv.Itoa(agentCount), "--every-scenario", "--seed", strconv.Itoa(agentSeed),
+		"--service", agentService, "--truth", truthPath)
+	truth := readTruth(t, truthPath)
+	th := cleanThreshold(t, cleanPercent)
+	want := expect(t, truth, th)
+
+	m := waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "every span received and buffered", func(m metrics) bool {
+		return int(m.sum(metricSpansReceived, nil)) == want.spans && int(m.sum(metricBufferedTraces, nil)) == len(truth)
+	})
+	if decided := m.sum(metricTraces, nil); decided != 0 {
+		t.Fatalf("%v traces decided before SIGTERM; the test needs them all buffered", decided)
+	}
+	if _, err := os.Stat(cfg.SummaryPath); err == nil {
+		if raw, _ := os.ReadFile(cfg.SummaryPath); len(raw) > 0 {
+			t.Fatalf("storm records written before SIGTERM")
+		}
+	}
+	bufferedBytes := m.sum(metricPrefix+"buffered_bytes", nil)
+	start := time.Now()
+	p.stop(t)
+	t.Logf("SIGTERM with %d traces (%d spans, %.1f MiB) buffered: exited cleanly after %s",
+		len(truth), want.spans, bufferedBytes/(1<<20), time.Since(start).Round(time.Millisecond))
+
+	records, raw := readSummaries(t, cfg.SummaryPath)
+	sent := regenerate(t, agentSeed, agentCount, truth)
+	t.Run("summary file", func(t *testing.T) { checkSummaries(t, truth, records, raw) })
+	t.Run("backend", func(t *testing.T) {
+		checkBackend(t, truth, want, sent, backendTraces(sink), th)
+		_, perSpan := spanCounts(sink)
+		for key, n := range perSpan {
+			if n > 1 {
+				t.Errorf("span %s of trace %s reached the backend %d times", key[1], key[0], n)
+			}
+		}
+	})
+}
+
+// TestReliabilitySIGKILLWithPersistentQueue: storm_summary has a persistent sending queue
+// (file_storage). Records are written, then the summary filesystem fills up, so the next
+// records wait in the queue, retried; the collector is killed with SIGKILL. After the disk
+// is freed and the collector restarted, every record is in the file exactly once: the
+// queue replays what was waiting, and what was appended before the kill is not appended
+// again, also when the same traces are sent a second time.
+func TestReliabilitySIGKILLWithPersistentQueue(t *testing.T) {
+	dir := t.TempDir()
+	const tmpfsKB = 512
+	mnt := mountTmpfs(t, dir, tmpfsKB)
+	cfg := newRelConfig(t, dir)
+	cfg.NoBackend = true
+	cfg.NumShards = 1
+	cfg.DecisionWait, cfg.RootGrace = "3s", "200ms"
+	cfg.SummaryPath = filepath.Join(mnt, "storms.jsonl")
+	queueDir := filepath.Join(dir, "queue")
+	cfg.Extensions = "  file_storage:\n    directory: " + queueDir + "\n    create_directory: true"
+	cfg.ExtensionNames = "[file_storage]"
+	cfg.SummaryExtra = `    sending_queue:
+      enabled: true
+      storage: file_storage
+      num_consumers: 2
+    retry_on_failure:
+      enabled: true
+      initial_interval: 100ms
+      max_interval: 500ms
+      max_elapsed_time: 0s`
+	config := cfg.write(t, dir, "collector.yaml")
+	logPath := filepath.Join(dir, "collector.log")
+
+	weights := signalHeavy()
+	before := generate(t, agenttraffic.Config{Seed: 31, Scenarios: weights}, 30)
+	queued := generate(t, agenttraffic.Config{Seed: 32, Scenarios: weights}, 30)
+	wantBefore, wantQueued := countRecords(truthOf(before)), countRecords(truthOf(queued))
+
+	p := startCollectorEnv(t, config, logPath)
+	p.waitListening(t, cfg.OTLPPort)
+	client := dialOTLP(t, cfg.OTLPPort)
+	spansBefore, _ := sendWhole(t, client, before, 5)
+	waitMetrics(t, p, cfg.MetricsPort, settleTimeout, fmt.Sprintf("%d records written", wantBefore), func(m metrics) bool {
+		return int(m.sum(metricRecordsWritten, nil)) == wantBefore
+	})
+	if missing := missingRecords(truthOf(before), readSummaryFile(t, cfg.SummaryPath)); len(missing) > 0 {
+		t.Fatalf("records missing before the fault: %v", missing)
+	}
+
+	filler := fillFilesystem(t, mnt)
+	spansQueued, _ := sendWhole(t, client, queued, 5)
+	m := waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "queued traces decided and their appends failing and retried", func(m metrics) bool {
+		return int(m.sum(metricSpansReceived, nil)) == spansBefore+spansQueued && m.sum(metricBufferedTraces, nil) == 0 &&
+			m.sum(metricWriteErrors, nil) >= 3
+	})
+	if got := int(m.sum(metricRecordsWritten, nil)); got != wantBefore {
+		t.Fatalf("%d records written on a full filesystem, want %d (those before the fault)", got, wantBefore)
+	}
+	t.Logf("disk full: %v append errors so far, %v requests in the persistent queue; SIGKILL",
+		m.sum(metricWriteErrors, nil), m.sum(metricQueueSize, map[string]string{"exporter": "storm_summary"}))
+	p.kill(t)
+	if f := readSummaryFile(t, cfg.SummaryPath); len(f.records) != wantBefore {
+		t.Fatalf("after SIGKILL the file holds %d records, want %d", len(f.records), wantBefore)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatalf("free the filesystem: %v", err)
+	}
+	start := time.Now()
+	p = startCollectorEnv(t, config, logPath)
+	p.waitListening(t, cfg.OTLPPort)
+	all := append(truthOf(before), truthOf(queued)...)
+	m = waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "the queued records replayed", func(m metrics) bool {
+		return int(m.sum(metricRecordsWritten, nil)) >= wantQueued
+	})
+	t.Logf("restart: %v records replayed from the persistent queue in %s", m.sum(metricRecordsWritten, nil), time.Since(start).Round(time.Millisecond))
+	t.Run("replayed once", func(t *testing.T) {
+		f := readSummaryFile(t, cfg.SummaryPath)
+		if d := f.duplicates(); len(d) > 0 {
+			t.Errorf("records written twice: %v", d)
+		}
+		checkSummaries(t, all, f.records, f.raw)
+	})
+
+	// An upstream retry after the restart sends the first traces again: their records are
+	// already in the file (the exporter seeded its id memory from the file's tail).
+	client = dialOTLP(t, cfg.OTLPPort)
+	spansAgain, _ := sendWhole(t, client, before, 5)
+	m = waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "the re-sent traces decided and deduplicated", func(m metrics) bool {
+		return int(m.sum(metricSpansReceived, nil)) == spansAgain && m.sum(metricBufferedTraces, nil) == 0 &&
+			int(m.sum(metricRecordsDedup, nil)) == wantBefore
+	})
+	t.Run("re-sent traces not written again", func(t *testing.T) {
+		f := readSummaryFile(t, cfg.SummaryPath)
+		if d := f.duplicates(); len(d) > 0 {
+			t.Errorf("records written twice: %v", d)
+		}
+		checkSummaries(t, all, f.records, f.raw)
+		t.Logf("%d records in the file; %v deduplicated on re-send", len(f.records), m.sum(metricRecordsDedup, nil))
+	})
+	p.stop(t)
+}
+
+// signalHeavy weighs every signal scenario but stale_cache like clean traffic, so a few
+// dozen traces hold many storm records.
+func signalHeavy() agenttraffic.ScenarioWeights {
+	w := agenttraffic.ScenarioWeights{}
+	for sc := range withoutStaleCache() {
+		w[sc] = 1
+	}
+	w[agenttraffic.ScenarioClean] = 2
+	return w
+}
+
+// countRecords is the number of summary records the truth implies.
+func countRecords(truth []agenttraffic.Truth) int {
+	n := 0
+	for _, tr := range truth {
+		n += len(tr.Records)
+	}
+	return n
+}
