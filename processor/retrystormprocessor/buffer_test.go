@@ -240,6 +240,42 @@ func TestMemoryPressureKeepsAndFlushesStormsWhenNothingCleanIsLeft(t *testing.T)
 	h.conservation()
 }
 
+// A buffer full of set-aside storms must not judge a new trace on its first fragment: its
+// storm, arriving in the next request, would be dropped as late.
+func TestMemoryPressureDoesNotJudgeATraceOnItsFirstFragment(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	cfg.Sampling.CleanPercent = 0
+	cfg.MaxBufferedBytes = 4 * pieceSize(withoutRoot(stormTrace(traceID(0))))
+	h := newHarness(t, cfg, nil)
+	for i := range 4 {
+		h.consume(withoutRoot(stormTrace(traceID(uint64(i)))))
+		h.settle()
+	}
+	id := traceID(99)
+	b := newSpanBuilder(id)
+	root := b.root()
+	first := ptrace.NewTraces()
+	b.td.ResourceSpans().CopyTo(first.ResourceSpans())
+	for i := range 3 {
+		b.tool(root.SpanID(), "charge_card", "call-1", int64(100+i*300), i < 2)
+	}
+	// The first request holds only the root; the storm's attempts follow in the next.
+	rest := ptrace.NewTraces()
+	b.td.ResourceSpans().CopyTo(rest.ResourceSpans())
+	rest.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(s ptrace.Span) bool {
+		return s.ParentSpanID().IsEmpty()
+	})
+	h.consume(first)
+	h.settle()
+	h.consume(rest)
+	h.settle()
+	h.advance(30 * time.Second)
+	assert.Len(t, sinkSpans(h.sink)[id], 4, "the storm trace is kept whole")
+	assert.Zero(t, h.sum(metadata.MetricLateSpans), "no span of it came after a decision")
+	h.conservation()
+}
+
 func pieceSize(td ptrace.Traces) int64 {
 	return int64((&ptrace.ProtoMarshaler{}).TracesSize(td))
 }

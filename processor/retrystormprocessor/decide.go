@@ -39,16 +39,24 @@ func (s *shard) expire(q *fifo.Queue[*pendingTrace], now time.Time, deadline fun
 // relievePressure decides traces early while the shard holds more than its share of
 // max_buffered_bytes. Clean-looking traces go first, oldest first, through normal sampling;
 // a trace showing a signal is set aside, and only when no clean-looking trace is left are
-// those decided, oldest first: kept and flushed, never dropped for lack of room.
+// those decided, oldest first: kept and flushed, never dropped for lack of room. A trace
+// whose first spans came in the current input is not judged on that fragment while a
+// set-aside trace can be flushed instead: a buffer full of storms would otherwise decide
+// each new trace from its first request and drop the rest of it as late.
 func (s *shard) relievePressure(now time.Time) {
 	for s.bytes > s.cfg.maxBytes {
-		pt, ok := s.arrivals.Pop()
+		pt, ok := s.oldestUndecided(&s.arrivals)
 		if !ok {
 			break
 		}
-		if pt.decided {
-			continue
+		if pt.input == s.inputs {
+			if fl, ok := s.oldestUndecided(&s.flagged); ok {
+				s.flagged.Pop()
+				s.decide(fl, now, nil, causeMemoryPressure)
+				continue
+			}
 		}
+		s.arrivals.Pop()
 		var tr *analysis.Trace
 		if !pt.errorSeen {
 			tr = s.analyzer.Analyze(pt.td)
@@ -61,13 +69,23 @@ func (s *shard) relievePressure(now time.Time) {
 		s.decide(pt, now, tr, causeMemoryPressure)
 	}
 	for s.bytes > s.cfg.maxBytes {
-		pt, ok := s.flagged.Pop()
+		pt, ok := s.oldestUndecided(&s.flagged)
 		if !ok {
 			return
 		}
-		if !pt.decided {
-			s.decide(pt, now, nil, causeMemoryPressure)
+		s.flagged.Pop()
+		s.decide(pt, now, nil, causeMemoryPressure)
+	}
+}
+
+// oldestUndecided drops decided traces from the front of q and returns the front.
+func (s *shard) oldestUndecided(q *fifo.Queue[*pendingTrace]) (*pendingTrace, bool) {
+	for {
+		pt, ok := q.Front()
+		if !ok || !pt.decided {
+			return pt, ok
 		}
+		q.Pop()
 	}
 }
 

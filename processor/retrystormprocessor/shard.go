@@ -20,11 +20,14 @@ import (
 
 // pendingTrace is a trace held until its decision.
 type pendingTrace struct {
-	id     pcommon.TraceID
-	td     ptrace.Traces
-	spans  int64
-	bytes  int64
-	first  time.Time
+	id    pcommon.TraceID
+	td    ptrace.Traces
+	spans int64
+	bytes int64
+	first time.Time
+	// input numbers the shard input the trace first arrived in: a trace is never shed
+	// for memory pressure in the input that brought its first spans.
+	input  uint64
 	rootAt time.Time
 	// errorSeen: a span in status ERROR arrived, a signal known without analysis.
 	errorSeen bool
@@ -75,6 +78,7 @@ type shard struct {
 	sizer      ptrace.ProtoMarshaler
 
 	traces   map[pcommon.TraceID]*pendingTrace
+	inputs   uint64                    // shard inputs with pieces so far
 	arrivals fifo.Queue[*pendingTrace] // by first span: decision_wait, and shed first
 	flagged  fifo.Queue[*pendingTrace] // by first span: signalled under pressure
 	roots    fifo.Queue[*pendingTrace] // by root arrival: root_grace
@@ -149,6 +153,7 @@ func (s *shard) drain() {
 func (s *shard) step(pieces []piece, arrived time.Time) {
 	now := s.now()
 	if len(pieces) > 0 {
+		s.inputs++
 		if arrived.After(s.lastArrival) {
 			s.lastArrival = arrived
 		}
@@ -178,7 +183,7 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	hasRoot, hasError := scanSpans(pc.td)
 	pt, ok := s.traces[pc.id]
 	if !ok {
-		pt = &pendingTrace{id: pc.id, td: pc.td, first: now}
+		pt = &pendingTrace{id: pc.id, td: pc.td, first: now, input: s.inputs}
 		s.traces[pc.id] = pt
 		s.arrivals.Push(pt)
 	} else {
