@@ -97,9 +97,10 @@ type shard struct {
 	gauges struct{ bytes, traces, spans atomic.Int64 }
 }
 
-// flushSpans bounds a forwarded batch, so deciding a full buffer at shutdown does not build
-// one huge request.
-const flushSpans = 8192
+// flushSpans bounds a forwarded batch, so neither a huge kept trace nor deciding a full
+// buffer at shutdown builds a request over the 4 MiB OTLP receivers accept by default
+// (agent spans run about 0.5 kB of OTLP each).
+const flushSpans = 2048
 
 func (s *shard) init() {
 	s.traces = map[pcommon.TraceID]*pendingTrace{}
@@ -234,6 +235,16 @@ func (s *shard) release(pt *pendingTrace) {
 
 // enqueue adds kept spans to the outgoing batch.
 func (s *shard) enqueue(td ptrace.Traces, spans int64) {
+	if s.outSpans+spans > flushSpans {
+		s.flush()
+	}
+	if spans > flushSpans {
+		for _, piece := range chunkSpans(td, flushSpans) {
+			s.out, s.outSpans = piece, int64(piece.SpanCount())
+			s.flush()
+		}
+		return
+	}
 	td.ResourceSpans().MoveAndAppendTo(s.out.ResourceSpans())
 	s.outSpans += spans
 	if s.outSpans >= flushSpans {
