@@ -267,7 +267,7 @@ func duplicateIDs() hostileCase {
 
 // invalidUTF8: call id, run id, arguments and status message with invalid UTF-8.
 // Documented: invalid UTF-8 becomes U+FFFD in hashes and records; spans pass as sent. (An
-// invalid tool name breaks the metrics endpoint: TestKnownBugInvalidUTF8ToolNameMetrics.)
+// invalid tool name once broke the metrics endpoint: TestRegressionInvalidUTF8ToolNameMetrics.)
 func invalidUTF8() hostileCase {
 	b := newSpanBuilder("hostile-invalid-utf8")
 	root := b.root(1000)
@@ -320,7 +320,7 @@ func nanAndHuge() hostileCase {
 // attemptValues: attempt numbers -1, 9223372036854775807 and "abc" on one call.
 // Documented: -1 and "abc" are invalid, so the call is ordered by start time; the valid
 // numbers ([9223372036854775807]) skip 1: attempt_gap. (ANALYSIS.md also promises
-// incomplete_record for the invalid ones: TestKnownBugInvalidAttemptNumberNotIncomplete.)
+// incomplete_record for the invalid ones: TestRegressionInvalidAttemptNumberNotIncomplete.)
 func attemptValues() hostileCase {
 	b := newSpanBuilder("hostile-attempt-values")
 	root := b.root(1000)
@@ -373,10 +373,10 @@ func absurdTimes() hostileCase {
 }
 
 // TestReliabilityLargeTraceReachesDefaultBackend: OTLP receivers (the collector, Jaeger,
-// Tempo) accept 4 MiB per request by default, and retry_storm forwards a kept trace in one
-// request however large (TestKnownBugLargeKeptTraceExceedsBackendLimit). With a batch
-// processor after retry_storm that caps requests (send_batch_max_size: 4096), a kept
-// 100k-span trace reaches such a backend whole.
+// Tempo) accept 4 MiB per request by default; retry_storm forwards kept spans in requests of
+// at most 2048 spans (TestRegressionLargeKeptTraceExceedsBackendLimit), and a batch
+// processor after it that caps requests (send_batch_max_size: 4096) keeps that bound: a
+// kept 100k-span trace reaches such a backend whole.
 func TestReliabilityLargeTraceReachesDefaultBackend(t *testing.T) {
 	dir := t.TempDir()
 	cfg := newRelConfig(t, dir)

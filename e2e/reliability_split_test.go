@@ -52,8 +52,8 @@ func TestReliabilitySplitAndLateTraffic(t *testing.T) {
 
 	// A storm trace whose root never arrives (an agent still running, or a lost root): a
 	// step span under the missing root and two attempts half a second apart. Only
-	// decision_wait decides it. (Attempts directly under the missing root are a known bug:
-	// see TestKnownBugOrphanSiblingAttempts.)
+	// decision_wait decides it. (Attempts directly under the missing root are covered by
+	// TestRegressionOrphanSiblingAttempts.)
 	rootless := newSpanBuilder("split-rootless")
 	step := rootless.span("step 1", pcommon.SpanID{0xaa, 1}, 5, 95, map[string]any{"gen_ai.operation.name": "agent_step"})
 	rootless.genai(step, "fetch_url", "call_rootless", `{"url":"https://example.test/a"}`, 10, 50, nil)

@@ -1,11 +1,9 @@
-//go:build e2e && knownbug
+//go:build e2e
 
 package e2e
 
-// Reliability tests that fail against the current processor: each reproduces a bug found
-// while testing issue 7 and states what is expected. They run with
-// `go test -race -tags 'e2e knownbug' -run KnownBug ./e2e/` after `make build`; when a bug
-// is fixed its test moves to the plain e2e files.
+// Regression tests for the processor bugs the reliability tests found: storms lost under
+// byte pressure, and kept traces forwarded in one request too large for a backend.
 
 import (
 	"fmt"
@@ -18,13 +16,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// TestKnownBugPressureShedsIncompleteTrace: under memory pressure the buffer fills with
+// TestRegressionPressureShedsIncompleteTrace: under memory pressure the buffer fills with
 // traces that show a storm (set aside, decided only when no clean-looking trace is left),
 // so the next trace to arrive is the only clean-looking one and is decided at once, from
 // its first fragment. Here a storm trace arrives in two requests: the first (chat spans,
 // no root) is decided clean and dropped, the second (the storm's attempts and the root)
 // is late and dropped. The storm is lost. Expected: every storm trace is kept.
-func TestKnownBugPressureShedsIncompleteTrace(t *testing.T) {
+func TestRegressionPressureShedsIncompleteTrace(t *testing.T) {
 	s := startOneShot(t, func(c *relConfig) {
 		c.NumShards = 1
 		c.MaxBufferedBytes = 64 << 10
@@ -66,18 +64,18 @@ func TestKnownBugPressureShedsIncompleteTrace(t *testing.T) {
 	}
 }
 
-// TestKnownBugOverloadAgentsim is the overload of issue 7 driven by agentsim, whose SDK
+// TestRegressionOverloadAgentsim is the overload of issue 7 driven by agentsim, whose SDK
 // batches cut traces across requests, with decisions left to memory pressure (and to the
 // shutdown at the end): at 10× the buffer bound, storm traces are lost the way
-// TestKnownBugPressureShedsIncompleteTrace shows.
-func TestKnownBugOverloadAgentsim(t *testing.T) {
+// TestRegressionPressureShedsIncompleteTrace shows.
+func TestRegressionOverloadAgentsim(t *testing.T) {
 	dir := t.TempDir()
 	agentsim := buildAgentsim(t, dir)
 	cfg := newRelConfig(t, dir)
 	cfg.MaxBufferedBytes = overloadBound
 	cfg.DecisionWait, cfg.RootGrace = "2m", "2m"
 	// 64 MiB requests: the shutdown flush exceeds the usual 4 MiB
-	// (TestKnownBugLargeKeptTraceExceedsBackendLimit), which is not what this test is about.
+	// (TestRegressionLargeKeptTraceExceedsBackendLimit), which is not what this test is about.
 	sink := &startFaultyBackend(t, cfg.BackendPort).sink
 	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
 	p.waitListening(t, cfg.OTLPPort)
@@ -106,7 +104,7 @@ func TestKnownBugOverloadAgentsim(t *testing.T) {
 	}
 }
 
-// TestKnownBugLargeKeptTraceExceedsBackendLimit: retry_storm forwards a kept trace in one
+// TestRegressionLargeKeptTraceExceedsBackendLimit: retry_storm forwards a kept trace in one
 // request however large (flushSpans bounds when a batch is sent, not its size), so a
 // 100k-span trace reaches the OTLP exporter as one request of about 5 MiB, over the 4 MiB
 // that OTLP receivers (the collector, Jaeger, Tempo) accept by default: the backend refuses
@@ -114,7 +112,7 @@ func TestKnownBugOverloadAgentsim(t *testing.T) {
 // spans forwarded in batches of at most flushSpans. (Workaround, tested in
 // TestReliabilityLargeTraceReachesDefaultBackend: a batch processor with
 // send_batch_max_size after retry_storm.)
-func TestKnownBugLargeKeptTraceExceedsBackendLimit(t *testing.T) {
+func TestRegressionLargeKeptTraceExceedsBackendLimit(t *testing.T) {
 	dir := t.TempDir()
 	cfg := newRelConfig(t, dir)
 	sink := startBackend(t, cfg.BackendPort)
