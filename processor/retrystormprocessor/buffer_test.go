@@ -185,6 +185,30 @@ func TestLateSpansOfKeptCleanTracesCarryTheThreshold(t *testing.T) {
 	assert.Equal(t, "ot=th:"+th.TValue(), spans[2].TraceState().AsRaw())
 }
 
+func TestLateIsErrorAttemptOfAKeptTraceIsRemapped(t *testing.T) {
+	h := newHarness(t, testConfig(), nil, withSynchronous())
+	id := traceID(7)
+	h.consume(stormTrace(id))
+	h.advance(2 * time.Second)
+	late := newSpanBuilder(id)
+	late.nextID = 100
+	late.span("tools/call lookup", pcommon.SpanID{1}, 10, 20, map[string]any{
+		"mcp.method.name": "tools/call", "gen_ai.tool.name": "lookup",
+		"gen_ai.tool.call.result": `{"content":[{"type":"text","text":"denied"}],"isError":true}`,
+	})
+	h.consume(late.td)
+	spans := sinkSpans(h.sink)[id]
+	require.Len(t, spans, 5)
+	last := spans[4]
+	assert.Equal(t, ptrace.StatusCodeError, last.Status().Code())
+	v, ok := last.Attributes().Get("error.type")
+	require.True(t, ok)
+	assert.Equal(t, "tool_error", v.Str())
+	_, raw := last.Attributes().Get("gen_ai.tool.call.result")
+	assert.False(t, raw, "late payloads are redacted too")
+	assert.EqualValues(t, 1, h.sum(metadata.MetricStatusRemapped))
+}
+
 func TestMemoryPressureShedsCleanTracesFirstAndKeepsStorms(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1

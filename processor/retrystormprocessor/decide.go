@@ -160,30 +160,17 @@ func rootTraceState(tr *analysis.Trace) string {
 	return ""
 }
 
-// lateKept forwards spans of a trace already kept. They are not analysed on their own (a
-// fragment would give wrong call counts): raw payloads are redacted and the sampling
-// threshold stamped, nothing else.
+// lateKept forwards spans of a trace already kept. They are not analysed as a trace (a
+// fragment would give wrong call counts): an isError attempt among them is remapped, raw
+// payloads are redacted and the sampling threshold stamped, nothing else.
 func (s *shard) lateKept(td ptrace.Traces, spans int64, kd keptDecision) {
 	s.tel.lateSpans(decisionKept, spans)
-	if s.cfg.redact {
-		s.redactToolSpans(td)
-	}
+	st := annotate.LateSpans(td, s.recognizer, annotate.Options{Redact: s.cfg.redact, RedactKeys: s.cfg.redactKeys})
+	s.tel.remapped(st.Remapped)
 	if kd.stamp {
 		stampSpans(td, kd.threshold)
 	}
 	s.enqueue(td, spans)
-}
-
-func (s *shard) redactToolSpans(td ptrace.Traces) {
-	forEachSpan(td, func(span ptrace.Span) {
-		if !s.recognizer.IsToolSpan(span) {
-			return
-		}
-		attrs := span.Attributes()
-		for _, k := range s.cfg.redactKeys {
-			attrs.Remove(k)
-		}
-	})
 }
 
 // stampSpans writes the threshold into every span's tracestate. Spans sharing a tracestate
