@@ -49,3 +49,31 @@ e2e: build
 
 run: build
 	@GO="$(GO)" bash scripts/run-demo.sh
+
+# Benchmarks (BENCHMARKS.md). `make bench` runs the in-process comparison of retry_storm with
+# tail_sampling and a floor (cmd/stormbench) and ends with one `ratio …` line per target;
+# `make bench-e2e` builds both collectors and drives them over OTLP gRPC (agentsim, then a replay).
+STORMBENCH_FLAGS     ?=
+STORMBENCH_E2E_FLAGS ?=
+TAILSAMPLING         := _build/otelcol-tailsampling
+AGENTSIM_BIN         := _build/agentsim
+
+.PHONY: bench bench-build bench-e2e
+
+bench:
+	$(GO) run ./cmd/stormbench $(STORMBENCH_FLAGS)
+
+$(TAILSAMPLING): bench/builder-tailsampling.yaml
+	$(GO) run go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION) --config bench/builder-tailsampling.yaml
+	cp _build/tailsampling/otelcol-tailsampling $@
+
+bench-build: $(OTELCOL) $(TAILSAMPLING)
+	$(GO) build -o $(AGENTSIM_BIN) ./cmd/agentsim
+
+# Twice: agentsim (spans built through the OTel SDK, as the issue asks; it saturates before
+# the collectors do), then a replay of the same generator's pre-encoded requests, which can.
+bench-e2e: bench-build
+	$(GO) run ./cmd/stormbench e2e --driver agentsim --rates 100,200,400,600 \
+		--retry-storm-bin $(OTELCOL) --tail-sampling-bin $(TAILSAMPLING) --agentsim-bin $(AGENTSIM_BIN) $(STORMBENCH_E2E_FLAGS)
+	$(GO) run ./cmd/stormbench e2e --driver replay --rates 500,1000,2000,3000,3500,4000 --duration 5s \
+		--retry-storm-bin $(OTELCOL) --tail-sampling-bin $(TAILSAMPLING) $(STORMBENCH_E2E_FLAGS)

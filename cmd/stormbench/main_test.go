@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseLevels(t *testing.T) {
+	got, err := parseLevels("1000, 100000,1000000")
+	if err != nil || !reflect.DeepEqual(got, []int{1000, 100000, 1000000}) {
+		t.Fatalf("parseLevels = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "1k", "0", "-5", "10,,20"} {
+		if _, err := parseLevels(bad); err == nil {
+			t.Fatalf("parseLevels(%q) accepted", bad)
+		}
+	}
+}
+
+func TestBadArgumentsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"--no-such-flag"},
+		{"--buffered", "lots"},
+		{"e2e", "--rates", "fast"},
+		{"e2e", "--no-such-flag"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), args, &out, &errOut); code != 2 {
+			t.Fatalf("%v: exit %d, want 2 (stderr %q)", args, code, errOut.String())
+		}
+	}
+}
+
+func TestUnknownCheckFails(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"--checks", "bogus"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "unknown check") {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+}

@@ -1,0 +1,311 @@
+package benchharness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"time"
+)
+
+// Options configures a harness run. The zero value of a field means its default.
+type Options struct {
+	// Seed of the traffic generator; default 1.
+	Seed uint64
+	// Traces in the comparison workload; default 6000 (about 350k spans). The comparison
+	// feeds them as fast as each variant takes them.
+	Traces int
+	// LatencyTraces are fed at LatencyRate spans per second to measure decision latency;
+	// defaults 3000 and 50000.
+	LatencyTraces int
+	LatencyRate   float64
+	// BatchSpans is the most spans per request; default 512 (an SDK's export batch).
+	BatchSpans int
+	// Repeats of each measurement; default 3, medians are reported.
+	Repeats int
+	// HeapSpans is how many spans the heap measurement buffers; default 200000.
+	HeapSpans int
+	// Buffered are the held-span levels of the scaling check; default 1k, 100k, 1M.
+	Buffered []int
+	// RoundTraces is the traces measured per round of the scaling check; default 1500.
+	RoundTraces int
+	// BufferedRepeats of the scaling check's pair of rounds at each level; default 5.
+	BufferedRepeats int
+	// CoresTraces is the traces fed per run of the cores check; default 5000.
+	CoresTraces int
+	// CoresRepeats of the one- and two-core runs, alternating; default 5.
+	CoresRepeats int
+	// Checks selects what to run among AllChecks; default all of them.
+	Checks []string
+	// Variants selects the variants of the comparison and heap checks; default Variants.
+	Variants []string
+	// CPUProfile, when set, receives a CPU profile of the first measured comparison run
+	// (feed and shutdown only): pprof's format.
+	CPUProfile io.Writer
+	// Progress receives one line per step; nil for none.
+	Progress io.Writer
+}
+
+// Checks.
+const (
+	CheckCompare  = "compare"
+	CheckLatency  = "latency"
+	CheckHeap     = "heap"
+	CheckBuffered = "buffered"
+	CheckCores    = "cores"
+)
+
+// AllChecks lists every check in run order.
+var AllChecks = []string{CheckCompare, CheckLatency, CheckHeap, CheckBuffered, CheckCores}
+
+func (o Options) withDefaults() Options {
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Traces <= 0 {
+		o.Traces = 6000
+	}
+	if o.LatencyTraces <= 0 {
+		o.LatencyTraces = 5000
+	}
+	if o.LatencyRate <= 0 {
+		o.LatencyRate = 50000
+	}
+	if o.BatchSpans <= 0 {
+		o.BatchSpans = 512
+	}
+	if o.Repeats <= 0 {
+		o.Repeats = 3
+	}
+	if o.HeapSpans <= 0 {
+		o.HeapSpans = 200_000
+	}
+	if len(o.Buffered) == 0 {
+		o.Buffered = []int{1_000, 100_000, 1_000_000}
+	}
+	if o.RoundTraces <= 0 {
+		o.RoundTraces = 1500
+	}
+	if o.BufferedRepeats <= 0 {
+		o.BufferedRepeats = 5
+	}
+	if o.CoresTraces <= 0 {
+		o.CoresTraces = 5000
+	}
+	if o.CoresRepeats <= 0 {
+		o.CoresRepeats = 5
+	}
+	if len(o.Checks) == 0 {
+		o.Checks = AllChecks
+	}
+	if len(o.Variants) == 0 {
+		o.Variants = Variants
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}
+
+// Validate reports unknown checks and variants.
+func (o Options) Validate() error {
+	var errs []error
+	for _, c := range o.Checks {
+		if !slices.Contains(AllChecks, c) {
+			errs = append(errs, fmt.Errorf("unknown check %q (known: %v)", c, AllChecks))
+		}
+	}
+	for _, v := range o.Variants {
+		if !slices.Contains(Variants, v) {
+			errs = append(errs, fmt.Errorf("unknown variant %q (known: %v)", v, Variants))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Results are every measurement of a run, repeats included.
+type Results struct {
+	Options  Options
+	Machine  Machine
+	Workload WorkloadStats
+	Compare  map[string][]CompareSample
+	// Latency holds one paced run per buffering variant.
+	Latency  map[string]CompareSample
+	Heap     map[string][]HeapSample
+	Buffered map[int][]BufferedSample
+	Cores    map[int][]CoresSample
+	Elapsed  time.Duration
+}
+
+// WorkloadStats describes the comparison workload.
+type WorkloadStats struct {
+	Traces, Spans, Requests int
+	EncodedBytes            int
+}
+
+// Run performs every measurement: the comparison and heap per variant, the scaling check
+// over buffered spans and the one- versus two-core check.
+func Run(ctx context.Context, o Options) (*Results, error) {
+	o = o.withDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	r := &Results{Options: o, Machine: DescribeMachine(), Compare: map[string][]CompareSample{}, Latency: map[string]CompareSample{},
+		Heap: map[string][]HeapSample{}, Buffered: map[int][]BufferedSample{}, Cores: map[int][]CoresSample{}}
+	steps := map[string]func(context.Context, Options, *Results) error{
+		CheckCompare: runComparison, CheckLatency: runLatency, CheckHeap: runHeaps, CheckBuffered: runScaling, CheckCores: runCoresCheck,
+	}
+	for _, c := range AllChecks {
+		if !slices.Contains(o.Checks, c) {
+			continue
+		}
+		if err := steps[c](ctx, o, r); err != nil {
+			return nil, fmt.Errorf("%s: %w", c, err)
+		}
+	}
+	r.Elapsed = time.Since(began)
+	return r, nil
+}
+
+func logf(o Options, format string, args ...any) {
+	fmt.Fprintf(o.Progress, "stormbench: "+format+"\n", args...)
+}
+
+// runComparison runs every variant Repeats times over one workload, interleaved so drift
+// of a shared machine spreads over all of them.
+func runComparison(ctx context.Context, o Options, r *Results) error {
+	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed, Traces: o.Traces, BatchSpans: o.BatchSpans})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	r.Workload = WorkloadStats{Traces: w.Traces(), Spans: w.Spans(), Requests: w.Len(), EncodedBytes: w.EncodedBytes()}
+	decBytes, decAllocs, err := decodeAllocs(w, 0, w.Len())
+	if err != nil {
+		return err
+	}
+	logf(o, "comparison workload: %d traces, %d spans, %d requests, %.1f MB OTLP",
+		w.Traces(), w.Spans(), w.Len(), float64(w.EncodedBytes())/1e6)
+	for rep := range o.Repeats {
+		for _, v := range o.Variants {
+			s, err := runCompare(ctx, w, v, 0, decBytes, decAllocs, o.CPUProfile)
+			o.CPUProfile = nil
+			if err != nil {
+				return err
+			}
+			r.Compare[v] = append(r.Compare[v], s)
+			logf(o, "compare %d/%d %-13s %7.0f ns/span CPU, %6.0f B/span, %5.1f allocs/span, kept %d traces",
+				rep+1, o.Repeats, v, s.CPUPerSpan(), s.AllocBytesPerSpan(), s.AllocsPerSpan(), s.KeptTraces)
+		}
+	}
+	return nil
+}
+
+// runLatency feeds the latency workload at LatencyRate to each buffering variant once.
+func runLatency(ctx context.Context, o Options, r *Results) error {
+	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed, Traces: o.LatencyTraces, BatchSpans: o.BatchSpans})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	decBytes, decAllocs, err := decodeAllocs(w, 0, w.Len())
+	if err != nil {
+		return err
+	}
+	for _, v := range o.Variants {
+		if v == VariantFloor {
+			continue
+		}
+		s, err := runCompare(ctx, w, v, o.LatencyRate, decBytes, decAllocs, nil)
+		if err != nil {
+			return err
+		}
+		r.Latency[v] = s
+		logf(o, "latency %-13s at %.0f spans/s: p50 %s, p99 %s over %d kept traces (%d more decided at shutdown); %.0f ns/span CPU",
+			v, o.LatencyRate, percentile(s.Latencies, 0.5), percentile(s.Latencies, 0.99), len(s.Latencies), s.DecidedAtShutdown, s.CPUPerSpan())
+	}
+	return nil
+}
+
+func runHeaps(ctx context.Context, o Options, r *Results) error {
+	traces := max(o.HeapSpans/55, 1)
+	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 1, Traces: traces, BatchSpans: o.BatchSpans})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	for rep := range o.Repeats {
+		for _, v := range o.Variants {
+			h, err := runHeap(ctx, w, v)
+			if err != nil {
+				return err
+			}
+			r.Heap[v] = append(r.Heap[v], h)
+			logf(o, "heap %d/%d %-13s %d spans held: %.0f B/span (in use %.0f)", rep+1, o.Repeats, v,
+				h.Spans, h.PerSpan(), float64(h.HeapInuse)/float64(h.Spans))
+		}
+	}
+	return nil
+}
+
+func runScaling(ctx context.Context, o Options, r *Results) error {
+	most := 0
+	for _, b := range o.Buffered {
+		most = max(most, b)
+	}
+	held, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 2, Traces: most/50 + 1, BatchSpans: o.BatchSpans, Rootless: true})
+	if err != nil {
+		return err
+	}
+	defer held.Close()
+	// Two rounds per repeat (the collector on, then off), each with traces new to the
+	// processor; every level starts a fresh processor, so the levels reuse the same rounds.
+	measured, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 3, Traces: 2 * o.BufferedRepeats * o.RoundTraces, BatchSpans: o.BatchSpans})
+	if err != nil {
+		return err
+	}
+	defer measured.Close()
+	per := measured.Len() / (2 * o.BufferedRepeats)
+	rounds := make([][2]int, 2*o.BufferedRepeats)
+	for i := range rounds {
+		rounds[i] = [2]int{i * per, (i + 1) * per}
+	}
+	for _, level := range o.Buffered {
+		samples, err := runBuffered(ctx, held, measured, level, rounds)
+		if err != nil {
+			return err
+		}
+		r.Buffered[level] = samples
+		for _, s := range samples {
+			logf(o, "buffered %8d held: %6.0f ns/span (%5.0f work + %5.0f collector share; measured with the collector on: %5.0f); live heap %d MB, a cycle %s",
+				s.Held, s.CPUPerSpan(), s.MutatorPerSpan(), s.GCPerSpan(), s.MeasuredPerSpan(), s.LiveHeap>>20, s.Cycle.Round(time.Millisecond))
+		}
+	}
+	return nil
+}
+
+func runCoresCheck(ctx context.Context, o Options, r *Results) error {
+	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 4, Traces: o.CoresTraces, BatchSpans: o.BatchSpans})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	procs := []int{1, 2}
+	if runtime.NumCPU() < 2 {
+		logf(o, "one CPU: the two-core run shares it")
+	}
+	for rep := range o.CoresRepeats {
+		for _, p := range procs {
+			c, err := runCores(ctx, w, p)
+			if err != nil {
+				return err
+			}
+			r.Cores[p] = append(r.Cores[p], c)
+			logf(o, "cores %d/%d GOMAXPROCS=%d: %.0f spans/s (hashing reference %.0f blocks/s)", rep+1, o.CoresRepeats, p, c.SpansPerSecond(), c.Reference)
+		}
+	}
+	return nil
+}
