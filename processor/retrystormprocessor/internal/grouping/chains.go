@@ -9,9 +9,6 @@ type Unit struct {
 // Key is the unit's call key: the first call's.
 func (u *Unit) Key() string { return u.Calls[0].Key }
 
-// Chained reports an agent-level chain.
-func (u *Unit) Chained() bool { return len(u.Calls) > 1 }
-
 // Attempts returns every attempt across the unit in order.
 func (u *Unit) Attempts() []*Attempt {
 	if len(u.Calls) == 1 {

@@ -184,13 +184,3 @@ func (t *Tree) Depth(i int32) int {
 	}
 	return d
 }
-
-// HasRoot reports whether the trace holds a span without a parent.
-func (t *Tree) HasRoot() bool {
-	for i := range t.Nodes {
-		if t.Nodes[i].Span.ParentSpanID().IsEmpty() {
-			return true
-		}
-	}
-	return false
-}
