@@ -186,3 +186,29 @@ func BenchmarkConsumeTracesSharded(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCompactAttributes measures what ingest spends compacting buffered spans'
+// attributes (keyTable), per span.
+func BenchmarkCompactAttributes(b *testing.B) {
+	g := newAgentTraffic(13)
+	kt := newKeyTable()
+	gen := func() []ptrace.Traces { return g.batch(64, false) }
+	pool := gen()
+	spans := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if len(pool) == 0 {
+			b.StopTimer()
+			pool = gen()
+			b.StartTimer()
+		}
+		td := pool[0]
+		pool = pool[1:]
+		forEachSpan(td, func(s ptrace.Span) {
+			spans++
+			kt.compact(s.Attributes())
+		})
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(spans), "ns/span")
+}

@@ -76,6 +76,7 @@ type shard struct {
 	recognizer *toolspan.Extractor
 	policy     *decision.Policy
 	sizer      ptrace.ProtoMarshaler
+	keys       *keyTable
 
 	traces   map[pcommon.TraceID]*pendingTrace
 	inputs   uint64                    // shard inputs with pieces so far
@@ -104,6 +105,7 @@ const flushSpans = 2048
 
 func (s *shard) init() {
 	s.traces = map[pcommon.TraceID]*pendingTrace{}
+	s.keys = newKeyTable()
 	s.cache = decisioncache.New[keptDecision](s.cfg.keptCache, s.cfg.droppedCache)
 	s.out = ptrace.NewTraces()
 	s.in = make(chan shardInput, 16)
@@ -181,7 +183,7 @@ func (s *shard) ingest(pc piece, now time.Time) {
 		return
 	}
 	size := int64(s.sizer.TracesSize(pc.td))
-	hasRoot, hasError := scanSpans(pc.td)
+	hasRoot, hasError := s.scanSpans(pc.td)
 	pt, ok := s.traces[pc.id]
 	if !ok {
 		pt = &pendingTrace{id: pc.id, td: pc.td, first: now, input: s.inputs}
@@ -201,8 +203,9 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	}
 }
 
-// scanSpans reports whether td holds a root span and a span in status ERROR.
-func scanSpans(td ptrace.Traces) (hasRoot, hasError bool) {
+// scanSpans reports whether td, about to be buffered, holds a root span and a span in
+// status ERROR, and compacts each span's attributes while it is there (keyTable).
+func (s *shard) scanSpans(td ptrace.Traces) (hasRoot, hasError bool) {
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		sss := rss.At(i).ScopeSpans()
@@ -212,6 +215,7 @@ func scanSpans(td ptrace.Traces) (hasRoot, hasError bool) {
 				span := spans.At(k)
 				hasRoot = hasRoot || span.ParentSpanID().IsEmpty()
 				hasError = hasError || span.Status().Code() == ptrace.StatusCodeError
+				s.keys.compact(span.Attributes())
 			}
 		}
 	}

@@ -1,0 +1,97 @@
+package retrystormprocessor
+
+import (
+	"fmt"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestCompactKeepsEveryAttributeInOrder(t *testing.T) {
+	m := pcommon.NewMap()
+	m.PutStr("gen_ai.tool.name", "lookup_order")
+	m.PutInt("attempt", 2)
+	m.PutEmptyMap("request").PutStr("order", "A-17")
+	m.PutEmptySlice("tags").AppendEmpty().SetStr("x")
+	m.PutBool("ok", true)
+	want := pcommon.NewMap()
+	m.CopyTo(want)
+
+	newKeyTable().compact(m)
+
+	require.True(t, want.Equal(m), "compaction changed the attributes: %v", m.AsRaw())
+	var keys []string
+	for k := range m.All() {
+		keys = append(keys, k)
+	}
+	assert.Equal(t, []string{"gen_ai.tool.name", "attempt", "request", "tags", "ok"}, keys)
+}
+
+func TestCompactSharesKeysAcrossSpans(t *testing.T) {
+	kt := newKeyTable()
+	first, second := pcommon.NewMap(), pcommon.NewMap()
+	// Separate allocations, as decoding makes them.
+	first.PutStr(string([]byte("gen_ai.tool.name")), "a")
+	second.PutStr(string([]byte("gen_ai.tool.name")), "b")
+	kt.compact(first)
+	kt.compact(second)
+	keyData := func(m pcommon.Map) *byte {
+		for k := range m.All() {
+			return unsafe.StringData(k)
+		}
+		return nil
+	}
+	assert.Same(t, keyData(first), keyData(second))
+	v, _ := second.Get("gen_ai.tool.name")
+	assert.Equal(t, "b", v.Str())
+}
+
+func TestCompactLeavesDuplicateKeysAlone(t *testing.T) {
+	// Two entries under one key cannot be built through Put*: decode them.
+	td := traceWithDuplicateAttribute(t)
+	attrs := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
+	require.Equal(t, 3, attrs.Len())
+	newKeyTable().compact(attrs)
+	assert.Equal(t, 3, attrs.Len(), "duplicates must not be merged")
+	v, _ := attrs.Get("k")
+	assert.Equal(t, "first", v.Str())
+}
+
+func TestKeyTableIsBounded(t *testing.T) {
+	kt := newKeyTable()
+	for i := range maxInternedKeys + 100 {
+		m := pcommon.NewMap()
+		m.PutStr(fmt.Sprintf("key.%d", i), "v")
+		kt.compact(m)
+	}
+	long := pcommon.NewMap()
+	long.PutStr(string(make([]byte, maxInternedKeyLen+1)), "v")
+	kt.compact(long)
+	assert.Len(t, kt.keys, maxInternedKeys)
+	assert.Equal(t, 1, long.Len())
+}
+
+func traceWithDuplicateAttribute(t *testing.T) ptrace.Traces {
+	str := func(k, v string) *commonpb.KeyValue {
+		return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
+	}
+	req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{
+		ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{{
+			TraceId: []byte("0123456789abcdef"), SpanId: []byte("01234567"), Name: "dup",
+			Attributes: []*commonpb.KeyValue{str("k", "first"), str("other", "x"), str("k", "second")},
+		}}}},
+	}}}
+	raw, err := proto.Marshal(req)
+	require.NoError(t, err)
+	td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(raw)
+	require.NoError(t, err)
+	return td
+}
