@@ -10,6 +10,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 )
 
 // decideDue decides every trace whose deadline has passed: decision_wait after its first
@@ -31,7 +32,7 @@ func (s *shard) expire(q *fifo.Queue[*pendingTrace], now time.Time, deadline fun
 		}
 		q.Pop()
 		if !pt.decided {
-			s.decide(pt, now, nil, causeDeadline)
+			s.decide(pt, now, causeDeadline)
 		}
 	}
 }
@@ -52,21 +53,24 @@ func (s *shard) relievePressure(now time.Time) {
 		if pt.input == s.inputs {
 			if fl, ok := s.oldestUndecided(&s.flagged); ok {
 				s.flagged.Pop()
-				s.decide(fl, now, nil, causeMemoryPressure)
+				s.decide(fl, now, causeMemoryPressure)
 				continue
 			}
 		}
 		s.arrivals.Pop()
+		var q *analysis.Quick
 		var tr *analysis.Trace
 		if !pt.errorSeen {
-			tr = s.analyzer.Analyze(pt.td)
+			if q = s.analyzer.Triage(pt.td); !q.Clean {
+				tr = s.analyzer.AnalyzeTree(q.Tree)
+			}
 		}
-		if tr == nil || !tr.Signals.Clean() {
+		if pt.errorSeen || tr != nil && !tr.Signals.Clean() {
 			pt.flagged = true
 			s.flagged.Push(pt)
 			continue
 		}
-		s.decide(pt, now, tr, causeMemoryPressure)
+		s.decideWith(pt, now, q, tr, causeMemoryPressure)
 	}
 	for s.bytes > s.cfg.maxBytes {
 		pt, ok := s.oldestUndecided(&s.flagged)
@@ -74,7 +78,7 @@ func (s *shard) relievePressure(now time.Time) {
 			return
 		}
 		s.flagged.Pop()
-		s.decide(pt, now, nil, causeMemoryPressure)
+		s.decide(pt, now, causeMemoryPressure)
 	}
 }
 
@@ -101,7 +105,7 @@ func (s *shard) finish() {
 				s.release(pt)
 				s.tel.droppedSpans(dropShutdown, pt.spans)
 			default:
-				s.decide(pt, now, nil, causeShutdown)
+				s.decide(pt, now, causeShutdown)
 			}
 		}
 	}
@@ -110,27 +114,49 @@ func (s *shard) finish() {
 	s.publish()
 }
 
-// decide analyses a trace (unless tr already holds its analysis), samples it, and either
-// annotates and queues it for forwarding or drops it; the decision is cached for late spans.
-func (s *shard) decide(pt *pendingTrace, now time.Time, tr *analysis.Trace, cause string) {
+// decide decides a trace with nothing known about it yet.
+func (s *shard) decide(pt *pendingTrace, now time.Time, cause string) {
+	s.decideWith(pt, now, nil, nil, cause)
+}
+
+// decideWith decides a trace, given what is known about it: its triage q, its analysis tr,
+// or neither. A trace without an error span is triaged first; one triage proves clean and
+// sampling drops (most traffic) is done without analysis, its results remembered for the
+// stale-cache check. Every other trace is analysed, sampled, and either annotated and
+// queued for forwarding or dropped. The decision is cached for late spans.
+func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, tr *analysis.Trace, cause string) {
 	s.release(pt)
+	if tr == nil && q == nil && !pt.errorSeen {
+		q = s.analyzer.Triage(pt.td)
+	}
+	if tr == nil && q != nil && q.Clean {
+		d := s.policy.Decide(decision.Input{TraceID: pt.id, Tools: q.Tools, TraceState: rootTraceState(q.Tree)})
+		if !d.Keep {
+			s.analyzer.RememberClean(q)
+			s.tel.triaged(q)
+			s.drop(pt, d, now, cause)
+			return
+		}
+	}
 	if tr == nil {
-		tr = s.analyzer.Analyze(pt.td)
+		if q != nil {
+			tr = s.analyzer.AnalyzeTree(q.Tree)
+		} else {
+			tr = s.analyzer.Analyze(pt.td)
+		}
 	}
 	s.tel.analysed(tr)
 	d := s.policy.Decide(decision.Input{
 		TraceID:    pt.id,
 		Signals:    signalsOf(tr.Signals),
 		Tools:      tr.Tools,
-		TraceState: rootTraceState(tr),
+		TraceState: rootTraceState(tr.Tree),
 	})
-	s.tel.decided(d, cause, now.Sub(pt.first))
 	if !d.Keep {
-		s.cache.Drop(pt.id)
-		s.tel.droppedSpans(dropSampledOut, pt.spans)
-		pt.td = ptrace.Traces{}
+		s.drop(pt, d, now, cause)
 		return
 	}
+	s.tel.decided(d, cause, now.Sub(pt.first))
 	st := annotate.Apply(tr, annotate.Options{Reason: d.Reason, Redact: s.cfg.redact, RedactKeys: s.cfg.redactKeys})
 	s.tel.remapped(st.Remapped)
 	if d.Stamp {
@@ -141,14 +167,22 @@ func (s *shard) decide(pt *pendingTrace, now time.Time, tr *analysis.Trace, caus
 	pt.td = ptrace.Traces{}
 }
 
+// drop records a decision to drop pt.
+func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause string) {
+	s.tel.decided(d, cause, now.Sub(pt.first))
+	s.cache.Drop(pt.id)
+	s.tel.droppedSpans(dropSampledOut, pt.spans)
+	pt.td = ptrace.Traces{}
+}
+
 func signalsOf(s analysis.Signals) decision.Signals {
 	return decision.Signals{s.Storm, s.ToolError, s.Divergence, s.SpanError, s.Incomplete}
 }
 
 // rootTraceState is the tracestate of the trace's root span, or of its first span when the
 // root has not arrived.
-func rootTraceState(tr *analysis.Trace) string {
-	nodes := tr.Tree.Nodes
+func rootTraceState(t *grouping.Tree) string {
+	nodes := t.Nodes
 	for i := range nodes {
 		if nodes[i].Span.ParentSpanID().IsEmpty() {
 			return nodes[i].Span.TraceState().AsRaw()

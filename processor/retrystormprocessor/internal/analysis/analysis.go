@@ -102,7 +102,12 @@ func New(cfg Config, mem findings.ResultMemory) *Analyzer {
 
 // Analyze analyses td, which holds the spans of one trace. It never modifies td.
 func (an *Analyzer) Analyze(td ptrace.Traces) *Trace {
-	t := grouping.NewTree(td)
+	return an.AnalyzeTree(grouping.NewTree(td))
+}
+
+// AnalyzeTree analyses the trace t indexes (the tree of a Quick, say). It never modifies
+// the spans.
+func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 	out := &Trace{Tree: t}
 	if len(t.Nodes) > 0 {
 		out.TraceID = t.Nodes[0].Span.TraceID()

@@ -101,7 +101,11 @@ func FuzzAnalyze(f *testing.F) {
 		if parentSel%3 == 0 {
 			b.spans.At(0).SetParentSpanID(ids[len(ids)-1])
 		}
-		tr := New(DefaultConfig(), nil).Analyze(b.td)
+		an := New(DefaultConfig(), nil)
+		tr := an.Analyze(b.td)
+		if q := an.Triage(b.td); q.Clean && !tr.Signals.Clean() {
+			t.Fatalf("triage proved clean a trace analysis found %+v", tr.Signals)
+		}
 		for _, u := range tr.Units {
 			if len(u.Attempts()) == 0 {
 				t.Fatal("a unit without attempts")

@@ -77,6 +77,9 @@ func Calls(t *Tree, attempts []*Attempt) []*Call {
 	return order
 }
 
+// CallKey is the key Calls groups a by, and whether it is the degraded fallback key.
+func CallKey(t *Tree, a *Attempt) (string, bool) { return callKey(t, a) }
+
 func callKey(t *Tree, a *Attempt) (string, bool) {
 	if a.Logical >= 0 {
 		// The logical span's own fields name the call; its children are the attempts.

@@ -20,6 +20,10 @@ const maxTextLen = 256
 func ScanResult(v pcommon.Value) (isError bool, text string) {
 	switch v.Type() {
 	case pcommon.ValueTypeMap:
+		// The text is only wanted for a flagged result: convert the map only then.
+		if !mapFlag(v.Map(), 0) {
+			return false, ""
+		}
 		return scanAny(v.Map().AsRaw(), 0)
 	case pcommon.ValueTypeStr:
 		s := v.Str()

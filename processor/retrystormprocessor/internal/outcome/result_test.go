@@ -174,12 +174,17 @@ func FuzzScanResult(f *testing.F) {
 		`{"isError":true,"message":"` + strings.Repeat("é", 200) + `"}`,
 		"{\"is_error\":true,\"error\":\"\xff\xfe\"}",
 		`[{"isError":true}]`,
+		`{"isError" :	false, "result": {"isError": true}}`,
+		`{"isError": false}`,
 		``,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		isErr, text := ScanResult(pcommon.NewValueStr(s))
+		if isErr && FlagFree(pcommon.NewValueStr(s)) {
+			t.Fatalf("FlagFree cleared a flagged result %q", s)
+		}
 		if !isErr && text != "" {
 			t.Fatalf("text %q without an error flag for %q", text, s)
 		}
@@ -199,6 +204,9 @@ func FuzzScanResult(f *testing.F) {
 			return
 		}
 		mapErr, mapText := ScanResult(v)
+		if mapErr && FlagFree(v) {
+			t.Fatalf("FlagFree cleared a flagged map %q", s)
+		}
 		if mapErr != isErr || mapText != text {
 			t.Fatalf("map form reads (%v, %q), JSON string form (%v, %q), for %q", mapErr, mapText, isErr, text, s)
 		}

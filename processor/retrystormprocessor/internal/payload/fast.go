@@ -20,6 +20,9 @@ type canonicalizer struct {
 	// members is a stack shared by nested objects: an object's members sit above its
 	// base index until the object is closed and written in key order.
 	members []member
+	// tmpDoc and key are scratch space of valuePath.
+	tmpDoc []byte
+	key    []byte
 }
 
 var errSyntax = errors.New("invalid json")

@@ -66,7 +66,8 @@ func (x *Hasher) ValuePath(v pcommon.Value, path []string) (string, bool) {
 		x.scratch = appendString(x.scratch[:0], s)
 		return x.Sum(x.scratch), true
 	}
-	b, ok := CanonicalValuePath(v, path)
+	b, ok := x.c.valuePath(x.scratch[:0], v, path)
+	x.scratch = b
 	if !ok {
 		return "", false
 	}
@@ -76,4 +77,14 @@ func (x *Hasher) ValuePath(v pcommon.Value, path []string) (string, bool) {
 // stringBytes views s as bytes without copying; the canonicalizer only reads its input.
 func stringBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// StringAt is payload.StringAt reusing the Hasher's scratch space.
+func (x *Hasher) StringAt(v pcommon.Value, path []string) (string, bool) {
+	b, ok := x.c.valuePath(x.scratch[:0], v, path)
+	x.scratch = b
+	if !ok || len(b) == 0 || b[0] != '"' {
+		return "", false
+	}
+	return unquote(b)
 }

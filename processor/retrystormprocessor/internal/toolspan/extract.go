@@ -1,7 +1,6 @@
 package toolspan
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -216,9 +215,18 @@ func (x *Extractor) readCosts(a *Attempt, attrs pcommon.Map) {
 }
 
 func (x *Extractor) readOutcome(a *Attempt, span ptrace.Span) {
+	ev, hasErrType := x.evidence(a, span, true)
+	a.Status = outcome.Normalize(ev)
+	a.Remap = outcome.PlanRemap(ev, hasErrType, x.overrideOK)
+}
+
+// evidence gathers what span says about its outcome into ev and sets a.ExplicitStatus and
+// the status field bit. The result payload is scanned for an isError flag only when scan
+// is set; otherwise ev.ResultError stays false.
+func (x *Extractor) evidence(a *Attempt, span ptrace.Span, scan bool) (ev outcome.Evidence, hasErrType bool) {
 	attrs := span.Attributes()
 	st := span.Status()
-	ev := outcome.Evidence{
+	ev = outcome.Evidence{
 		Code:       st.Code(),
 		Message:    st.Message(),
 		Ended:      a.End != 0 && a.End >= a.Start,
@@ -233,25 +241,32 @@ func (x *Extractor) readOutcome(a *Attempt, span ptrace.Span) {
 	if v, ok := x.first(attrs, x.status); ok {
 		ev.Explicit, ev.HasExplicit = v.AsString(), true
 		a.ExplicitStatus = true
+		// Only the explicit outcome field counts as carrying a status: OTel SDKs leave a
+		// success UNSET, which is not a missing field.
+		a.Present |= FieldStatus
 	}
 	if v, ok := x.first(attrs, x.success); ok {
 		ev.HasSuccess = true
 		ev.Success = v.Type() == pcommon.ValueTypeBool && v.Bool() || strings.EqualFold(v.AsString(), "true")
 	}
-	for _, src := range x.result {
-		if v, ok := attrs.Get(src.key); ok {
-			ev.HasResult = true
+	if v, ok := x.resultValue(attrs); ok {
+		ev.HasResult = true
+		if scan {
 			ev.ResultError, ev.ResultText = outcome.ScanResult(v)
-			break
 		}
 	}
-	a.Status = outcome.Normalize(ev)
-	// Only the explicit outcome field counts as carrying a status: OTel SDKs leave a
-	// success UNSET, which is not a missing field.
-	if ev.HasExplicit {
-		a.Present |= FieldStatus
+	return ev, hasErrType
+}
+
+// resultValue is the first present result source's attribute, the payload the isError
+// flag is looked for in.
+func (x *Extractor) resultValue(attrs pcommon.Map) (pcommon.Value, bool) {
+	for _, src := range x.result {
+		if v, ok := attrs.Get(src.key); ok {
+			return v, true
+		}
 	}
-	a.Remap = outcome.PlanRemap(ev, hasErrType, x.overrideOK)
+	return pcommon.Value{}, false
 }
 
 func (x *Extractor) first(attrs pcommon.Map, srcs []source) (pcommon.Value, bool) {
@@ -278,11 +293,8 @@ func (x *Extractor) firstString(attrs pcommon.Map, srcs []source) (string, bool)
 			}
 			continue
 		}
-		if b, ok := payload.CanonicalValuePath(v, src.path); ok {
-			var s string
-			if json.Unmarshal(b, &s) == nil {
-				return s, true
-			}
+		if s, ok := x.hasher.StringAt(v, src.path); ok {
+			return s, true
 		}
 	}
 	return "", false

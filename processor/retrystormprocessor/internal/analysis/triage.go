@@ -1,0 +1,236 @@
+package analysis
+
+import (
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
+)
+
+// Quick is the result of Triage: a first look at a trace that reads statuses, ids and
+// flags but hashes nothing and decodes no payload.
+type Quick struct {
+	// Tree is the trace's span tree, reused by AnalyzeTree.
+	Tree *grouping.Tree
+	// Clean is true when Analyze would certainly find the trace clean: no storm, no non-ok
+	// attempt, no finding, no error span. False means only "analyse to know".
+	Clean bool
+	// The fields below are set when Clean, with the values Analyze would report.
+	Tools         []string
+	ToolAttempts  int
+	Calls         int
+	DegradedCalls int
+	attempts      []int32
+	// stop names the check that ended a triage without proof, for tests.
+	stop string
+}
+
+// hashedFields are the completeness fields a glance does not read.
+const hashedFields = toolspan.FieldArgsHash | toolspan.FieldResultHash | toolspan.FieldIdemHash
+
+// triageable reports whether the configuration lets a glance prove a trace clean: with a
+// storm threshold of one every call is a storm, and a required hash field needs the hash.
+func (an *Analyzer) triageable() bool {
+	return an.cfg.StormThreshold >= 2 && an.cfg.Findings.Required&hashedFields == 0
+}
+
+// Triage looks at td the cheap way. It proves a trace clean only under conditions that
+// make every rule of Analyze quiet, and answers "not proven" at the first thing that
+// could make one speak:
+//   - an error span, a cited-assets attribute (unbacked_citation), a duplicate span id or
+//     a parent cycle;
+//   - a tool attempt whose glance is not a sure ok (error, timeout, unknown, or a result
+//     that may carry an isError flag), that lacks a required field, or whose explicit
+//     attempt number is not 1 (attempt_gap);
+//   - two attempts under one call key (a storm, a nested duplicate, or, for fallback keys
+//     read without the args hash, possibly one), or a logical span with two attempts;
+//   - two external side effects under one idempotency key, or keys given both raw and
+//     hashed;
+//   - an attempt with storm_threshold HTTP sends below it (a transport storm).
+//
+// Without a failed attempt there are no agent-level chains, no unrecovered failure and no
+// stale-cache read; with one attempt per call, no drift and no flip.
+func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
+	t := grouping.NewTree(td)
+	q := &Quick{Tree: t}
+	if !an.triageable() || t.DuplicateSpanIDs > 0 || t.CutCycles > 0 {
+		q.stop = "configuration or tree"
+		return q
+	}
+	cfg := &an.cfg.Findings
+	n := len(t.Nodes)
+	isTool := make([]bool, n)
+	cites := false
+	for i := range t.Nodes {
+		span := t.Nodes[i].Span
+		if span.Status().Code() == ptrace.StatusCodeError {
+			q.stop = "error span"
+			return q
+		}
+		if cfg.CitedAssetsAttribute != "" && !cites {
+			_, cites = span.Attributes().Get(cfg.CitedAssetsAttribute)
+		}
+		isTool[i] = an.x.IsToolSpan(span)
+	}
+	// toolKids counts the tool children of each tool span: one with any is logical, its
+	// children are the attempts.
+	toolKids := make([]int32, n)
+	for i := range t.Nodes {
+		if p := t.Nodes[i].Parent; isTool[i] && p >= 0 && isTool[p] {
+			if toolKids[p]++; toolKids[p] > 1 {
+				q.stop = "two nested attempts"
+				return q
+			}
+		}
+	}
+	attempts := make([]grouping.Attempt, 0, 8)
+	idems := map[string]struct{}{}
+	var idemKinds byte
+	for i := range t.Nodes {
+		if !isTool[i] || toolKids[i] > 0 {
+			continue
+		}
+		g := an.x.Glance(t.Nodes[i].Span)
+		if !g.Sure || g.Status != outcome.OK || cfg.Required&^g.Present != 0 {
+			q.stop = "attempt not surely ok and complete"
+			return q
+		}
+		if g.Number.Set && !g.Number.Invalid && g.Number.Value != 1 {
+			q.stop = "attempt number"
+			return q
+		}
+		if g.Idem != "" && g.SideEffect == "external" {
+			if _, dup := idems[g.Idem]; dup {
+				q.stop = "idempotency key"
+				return q
+			}
+			idems[g.Idem] = struct{}{}
+			if idemKinds |= g.Idem[0]; idemKinds != 'h' && idemKinds != 'k' {
+				q.stop = "idempotency keys raw and hashed"
+				return q // only hashing tells them apart
+			}
+		}
+		a := grouping.Attempt{Attempt: g.Attempt, Node: int32(i), Logical: -1}
+		if p := t.Nodes[i].Parent; p >= 0 && isTool[p] {
+			a.Logical = p
+		}
+		attempts = append(attempts, a)
+	}
+	if !an.oneAttemptPerCall(q, attempts) {
+		return q
+	}
+	if !an.fewSends(t, isTool, toolKids) {
+		q.stop = "transport sends"
+		return q
+	}
+	if cites && an.unbacked(t) {
+		q.stop = "unbacked citation"
+		return q
+	}
+	q.Clean = true
+	q.ToolAttempts, q.Calls = len(attempts), len(attempts)
+	tools := make(map[string]struct{}, 4)
+	for i := range attempts {
+		q.attempts = append(q.attempts, attempts[i].Node)
+		if _, ok := tools[attempts[i].ToolName]; !ok {
+			tools[attempts[i].ToolName] = struct{}{}
+			q.Tools = append(q.Tools, attempts[i].ToolName)
+		}
+	}
+	return q
+}
+
+// oneAttemptPerCall reports that no two attempts share a call key, counting the degraded
+// ones. A fallback key holds the args hash, which a glance does not compute: attempts
+// whose keys collide without it are hashed, and only a collision with it stops triage.
+func (an *Analyzer) oneAttemptPerCall(q *Quick, attempts []grouping.Attempt) bool {
+	t := q.Tree
+	keys := make(map[string]int, len(attempts))
+	var unhashed []int // fallback-keyed attempts whose key collided before hashing
+	for i := range attempts {
+		key, degraded := grouping.CallKey(t, &attempts[i])
+		if degraded {
+			q.DegradedCalls++
+		}
+		j, dup := keys[key]
+		if !dup {
+			keys[key] = i
+			continue
+		}
+		if !degraded || attempts[i].Logical >= 0 {
+			q.stop = "two attempts under one call key"
+			return false
+		}
+		if j >= 0 {
+			unhashed = append(unhashed, j)
+			keys[key] = -1
+		}
+		unhashed = append(unhashed, i)
+	}
+	hashed := make(map[string]struct{}, len(unhashed))
+	for _, i := range unhashed {
+		a := &attempts[i]
+		a.ArgsHash = an.x.ArgsDigest(a.Span)
+		key, _ := grouping.CallKey(t, a)
+		if _, dup := hashed[key]; dup {
+			q.stop = "two fallback-keyed attempts with one args hash"
+			return false
+		}
+		hashed[key] = struct{}{}
+	}
+	return true
+}
+
+// unbacked reports an answer span citing an asset no span read. Triage has already seen
+// every span succeed, so any span naming an asset read it successfully.
+func (an *Analyzer) unbacked(t *grouping.Tree) bool {
+	reads := findings.Reads{}
+	for i := range t.Nodes {
+		reads.Add(an.x.ReadAsset(t.Nodes[i].Span), true)
+	}
+	return len(findings.UnbackedCitations(&an.cfg.Findings, t, reads)) > 0
+}
+
+// fewSends reports that no attempt has storm_threshold or more HTTP sends below it. A send
+// belongs to its nearest tool ancestor, as in sends(): the walk down from an attempt stops
+// at other tool spans.
+func (an *Analyzer) fewSends(t *grouping.Tree, isTool []bool, toolKids []int32) bool {
+	var count map[int32]int
+	for i := range t.Nodes {
+		if isTool[i] || !toolspan.IsTransport(t.Nodes[i].Span) {
+			continue
+		}
+		cur := t.Nodes[i].Parent
+		for steps := 0; cur >= 0 && !isTool[cur] && steps < len(t.Nodes); steps++ {
+			cur = t.Nodes[cur].Parent
+		}
+		if cur < 0 || !isTool[cur] || toolKids[cur] > 0 {
+			continue
+		}
+		if count == nil {
+			count = map[int32]int{}
+		}
+		if count[cur]++; count[cur] >= an.cfg.StormThreshold {
+			return false
+		}
+	}
+	return true
+}
+
+// RememberClean records the ok results of a trace Triage proved clean in the stale-cache
+// memory, as Analyze would have: a trace dropped without analysis is still an earlier
+// trace for the stale-cache check.
+func (an *Analyzer) RememberClean(q *Quick) {
+	if an.mem == nil || !q.Clean || len(q.Tree.Nodes) == 0 {
+		return
+	}
+	traceID := q.Tree.Nodes[0].Span.TraceID()
+	for _, i := range q.attempts {
+		span := q.Tree.Nodes[i].Span
+		if h := an.x.ResultDigest(span); h != "" {
+			an.mem.Remember(h, span.StartTimestamp(), traceID)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package analysis
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
+	"github.com/retrystorm/retrystorm/internal/fixtures"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
+)
+
+// checkTriage holds one trace's triage to its analysis: a trace proved clean must analyse
+// clean, with the same counts and tools. It reports whether triage proved it clean.
+var stops = map[string]int{}
+
+func checkTriage(t *testing.T, an *Analyzer, td ptrace.Traces, label string) (provedClean, analysedClean bool) {
+	t.Helper()
+	q := an.Triage(td)
+	tr := an.Analyze(td)
+	if !q.Clean && tr.Signals.Clean() {
+		stops[q.stop]++
+	}
+	if q.Clean {
+		assert.True(t, tr.Signals.Clean(), "%s: triage proved clean, analysis found %+v", label, tr.Signals)
+		assert.Empty(t, tr.Findings, label)
+		assert.Equal(t, tr.ToolAttempts, q.ToolAttempts, label+": tool attempts")
+		assert.Equal(t, tr.Calls, q.Calls, label+": calls")
+		assert.Equal(t, tr.DegradedCalls, q.DegradedCalls, label+": degraded calls")
+		assert.ElementsMatch(t, tr.Tools, q.Tools, label+": tools")
+	}
+	return q.Clean, tr.Signals.Clean()
+}
+
+// TestTriageNeverClearsASignal runs every scenario in every shape, and a realistic mix, and
+// every fixture through triage and full analysis side by side. Triage may only ever say
+// "clean" when analysis agrees, and it must prove most clean traffic clean, or it saves
+// nothing.
+func TestTriageNeverClearsASignal(t *testing.T) {
+	an := New(DefaultConfig(), nil)
+	for _, name := range fixtures.Names() {
+		proved, clean := checkTriage(t, an, fixtures.Load(t, name), name)
+		if name == "vercel_v6.json" {
+			assert.True(t, clean && proved, "the clean fixture is proved clean")
+		}
+	}
+
+	every, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 11, EveryScenario: true, Scenarios: agenttraffic.DefaultScenarioWeights()})
+	require.NoError(t, err)
+	traces := every.Generate(300)
+	for i := range traces {
+		tr := &traces[i]
+		label := fmt.Sprintf("trace %d %s/%s", i, tr.Truth.Shape, tr.Truth.Scenario)
+		proved, _ := checkTriage(t, an, agenttraffic.TraceToPdata(tr), label)
+		if tr.Truth.Reason != agenttraffic.ReasonClean {
+			assert.False(t, proved, label+": a trace with a signal is never proved clean")
+		}
+	}
+
+	mix, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 12})
+	require.NoError(t, err)
+	traces = mix.Generate(1000)
+	clean, proved := 0, 0
+	for i := range traces {
+		tr := &traces[i]
+		p, c := checkTriage(t, an, agenttraffic.TraceToPdata(tr), fmt.Sprintf("mix %d %s/%s", i, tr.Truth.Shape, tr.Truth.Scenario))
+		if c {
+			clean++
+			if p {
+				proved++
+			}
+		}
+	}
+	t.Logf("stops: %v", stops)
+	t.Logf("triage proved %d of %d clean traces clean", proved, clean)
+	assert.Greater(t, clean, 800)
+	assert.GreaterOrEqual(t, float64(proved), 0.9*float64(clean), "triage must prove most clean traffic clean")
+}
+
+// TestTriageStopsAtEachRule builds a clean trace and breaks it one rule at a time: every
+// break must make triage answer "analyse".
+func TestTriageStopsAtEachRule(t *testing.T) {
+	base := func(extra ...spanOpt) *traceBuilder {
+		b := newTrace(90)
+		root := b.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+		b.span("execute_tool get_weather", root, 10, 200, genaiTool("get_weather", "call_1", `{"city":"Oslo"}`,
+			append([]spanOpt{attr("gen_ai.tool.call.result", `{"content":[{"type":"text","text":"4C"}],"isError": false}`)}, extra...)...)...)
+		b.span("execute_tool get_time", root, 210, 300, genaiTool("get_time", "call_2", `{"tz":"CET"}`)...)
+		return b
+	}
+	an := New(DefaultConfig(), nil)
+	q := an.Triage(base().td)
+	require.True(t, q.Clean, "the base trace, an isError: false result included, is proved clean")
+	assert.Equal(t, 2, q.ToolAttempts)
+	assert.ElementsMatch(t, []string{"get_weather", "get_time"}, q.Tools)
+
+	breaks := map[string]*traceBuilder{
+		"isError true":        base(attr("gen_ai.tool.call.result", `{"isError": true}`)),
+		"escaped flag name":   base(attr("gen_ai.tool.call.result", `{"is\u0045rror": true}`)),
+		"error status":        base(errored),
+		"error.type":          base(attr("error.type", "timeout")),
+		"explicit status":     base(attr("status", "failed")),
+		"empty status":        base(attr("status", "")),
+		"no end":              base(noEnd()),
+		"attempt number 2":    base(attr("attempt", 2)),
+		"cited assets":        base(attr("retrystorm.answer.cited_assets", "doc-1")),
+		"missing tool name":   base(attr("gen_ai.tool.name", ""), func(s ptrace.Span) { s.SetName("step") }),
+		"success false":       base(attr("success", false)),
+		"duplicate call id":   base(attr("gen_ai.tool.call.id", "call_2")),
+		"pending side effect": base(attr("side_effect", "unknown"), func(s ptrace.Span) { s.Attributes().Remove("gen_ai.tool.call.result") }),
+	}
+	transport := base()
+	for i := range 2 {
+		transport.span("POST", spanIDOf(transport, 1), int64(20+i*10), int64(25+i*10), kind(ptrace.SpanKindClient), attr("http.request.method", "POST"))
+	}
+	breaks["two HTTP sends under one attempt"] = transport
+	nested := base()
+	for i := range 2 {
+		nested.span("tools/call get_weather", spanIDOf(nested, 1), int64(20+i*10), int64(25+i*10), attr("mcp.method.name", "tools/call"))
+	}
+	breaks["two nested attempts"] = nested
+	fallback := newTrace(91)
+	root := fallback.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+	fallback.span("execute_tool f", root, 10, 20, genaiTool("f", "", `{"a":1}`)...)
+	fallback.span("execute_tool f", root, 30, 40, genaiTool("f", "", `{"a":2}`)...)
+	require.True(t, an.Triage(fallback.td).Clean, "distinct arguments are distinct calls: hashed on collision, proved clean")
+	sameArgs := newTrace(94)
+	root = sameArgs.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+	sameArgs.span("execute_tool f", root, 10, 20, genaiTool("f", "", `{"a":1}`)...)
+	sameArgs.span("execute_tool f", root, 30, 40, genaiTool("f", "", `{ "a": 1 }`)...)
+	breaks["two fallback-keyed calls of one tool, one args hash"] = sameArgs
+	idem := newTrace(92)
+	root = idem.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+	idem.span("execute_tool pay", root, 10, 20, genaiTool("pay", "c1", `{}`, attr("idempotency_key", "k1"), attr("side_effect", "external"))...)
+	idem.span("execute_tool pay", root, 30, 40, genaiTool("pay", "c2", `{}`, attr("idempotency_key", "k1"), attr("side_effect", "external"))...)
+	breaks["one idempotency key, two external effects"] = idem
+
+	for name, b := range breaks {
+		q := an.Triage(b.td)
+		assert.False(t, q.Clean, name)
+		// The trace really holds a signal, or triage is merely cautious; never the reverse.
+		if q.Clean {
+			assert.True(t, an.Analyze(b.td).Signals.Clean(), name)
+		}
+	}
+}
+
+func spanIDOf(b *traceBuilder, i int) [8]byte { return b.spans.At(i).SpanID() }
+
+// TestRememberCleanFeedsTheStaleCacheCheck: a clean trace dropped after triage alone still
+// counts as the earlier trace whose result a stale cache serves.
+func TestRememberCleanFeedsTheStaleCacheCheck(t *testing.T) {
+	mem := stalecache.New(100)
+	an := New(DefaultConfig(), mem)
+	b := newTrace(93)
+	root := b.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+	b.span("execute_tool quote", root, 10, 200, genaiTool("quote", "c1", `{"sku":1}`, attr("gen_ai.tool.call.result", `{"price":10}`))...)
+	q := an.Triage(b.td)
+	require.True(t, q.Clean)
+	an.RememberClean(q)
+	want := an.Analyze(b.td).Units[0].Last().ResultHash
+	at, trace, ok := mem.Recall(want)
+	require.True(t, ok, "the result hash is remembered exactly as analysis computes it")
+	assert.Equal(t, b.trace, trace)
+	assert.Equal(t, b.spans.At(1).StartTimestamp(), at)
+}

@@ -1,0 +1,82 @@
+package payload
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// valuePathViaDecoder is the element-path reading over encoding/json that valuePath
+// replaced, kept as the reference it is checked against.
+func valuePathViaDecoder(s string, path []string) ([]byte, bool) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return nil, false
+	}
+	for _, p := range path {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if doc, ok = m[p]; !ok {
+			return nil, false
+		}
+	}
+	if inner, ok := doc.(string); ok && looksLikeJSONContainer(inner) {
+		if out, err := canonicalAppend(nil, []byte(inner)); err == nil {
+			return out, true
+		}
+	}
+	var buf bytes.Buffer
+	if writeCanonical(&buf, doc, 0) != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+func TestValuePathCutsTheCanonicalDocument(t *testing.T) {
+	doc := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search \"docs\"","arguments":{"q":"x","a":[1,{"b":"}"}]},"meta":"{\"z\":1, \"y\":2}"}}`
+	for _, path := range [][]string{{"params", "arguments"}, {"params", "name"}, {"params", "meta"}, {"id"}, {"params"}, {"params", "nope"}, {"id", "x"}} {
+		got, ok := CanonicalValuePath(pcommon.NewValueStr(doc), path)
+		want, wantOK := valuePathViaDecoder(doc, path)
+		if ok != wantOK || string(got) != string(want) {
+			t.Errorf("path %v: got %q %v, want %q %v", path, got, ok, want, wantOK)
+		}
+	}
+	name, ok := StringAt(pcommon.NewValueStr(doc), []string{"params", "name"})
+	if !ok || name != `search "docs"` {
+		t.Errorf("StringAt = %q %v", name, ok)
+	}
+	if _, ok := StringAt(pcommon.NewValueStr(doc), []string{"params", "arguments"}); ok {
+		t.Error("StringAt read an object as a string")
+	}
+}
+
+// FuzzValuePathMatchesDecoder holds the one-pass element cut to the encoding/json reading
+// for every document the reference canonicalises (valid, no trailing data, not too deep).
+func FuzzValuePathMatchesDecoder(f *testing.F) {
+	f.Add(`{"params":{"name":"x","arguments":{"b":1,"a":2}}}`, "params.arguments")
+	f.Add(`{"a":"{\"c\":1,\"b\":[2]}"}`, "a")
+	f.Add(`{"a":{"a":{"a":"\u00e9\n"}}, "a ":1}`, "a.a.a")
+	f.Add(`{"result":{"content":[{"text":"x,y:}"}],"isError":false}}`, "result")
+	f.Add(`{"k":1,"k":2}`, "k")
+	f.Fuzz(func(t *testing.T, doc, dotted string) {
+		// Paths come from the configuration; encoding/json would match an invalid UTF-8
+		// key to nothing where the cut matches it to its U+FFFD spelling.
+		if _, err := canonicalViaDecoder([]byte(doc)); err != nil || !utf8.ValidString(dotted) {
+			return
+		}
+		path := strings.Split(dotted, ".")
+		got, ok := CanonicalValuePath(pcommon.NewValueStr(doc), path)
+		want, wantOK := valuePathViaDecoder(doc, path)
+		if ok != wantOK || !bytes.Equal(got, want) {
+			t.Fatalf("path %q of %q: got %q %v, want %q %v", dotted, doc, got, ok, want, wantOK)
+		}
+	})
+}

@@ -1,0 +1,73 @@
+package toolspan
+
+import (
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
+)
+
+// Glance is what a cheap first look at a tool span reads: everything Extract reads except
+// the payload digests and the remap plan, so nothing is hashed and no JSON is decoded.
+type Glance struct {
+	// Attempt holds identity, number, costs, side effect, outcome and the present fields;
+	// ArgsHash, ResultHash, IdemHash, Remap and RedactKeys are left empty, and the hash
+	// bits of Present are not set.
+	Attempt
+	// Idem identifies the idempotency key without hashing it: the given hash or the raw
+	// key, prefixed by which it is ("h:" or "k:"); "" when the span carries neither.
+	Idem string
+	// Sure is false when the outcome cannot be told without decoding the result: its
+	// payload may hold an isError flag. Status is then the outcome without that flag.
+	Sure bool
+}
+
+// Glance reads span the cheap way (see Glance).
+func (x *Extractor) Glance(span ptrace.Span) Glance {
+	g := Glance{Sure: true}
+	a := &g.Attempt
+	a.Span = span
+	a.SpanID, a.ParentID = span.SpanID(), span.ParentSpanID()
+	a.Start, a.End = span.StartTimestamp(), span.EndTimestamp()
+	if a.Start != 0 {
+		a.Present |= FieldStart
+	}
+	if a.End != 0 {
+		a.Present |= FieldEnd
+	}
+	attrs := span.Attributes()
+	x.readIdentity(a, span)
+	x.readCosts(a, attrs)
+	if s, ok := x.firstString(attrs, x.idemHash); ok && s != "" {
+		g.Idem = "h:" + s
+	} else if s, ok := x.firstString(attrs, x.idemKey); ok && s != "" {
+		g.Idem = "k:" + s
+	}
+	ev, _ := x.evidence(a, span, false)
+	if ev.HasResult {
+		v, _ := x.resultValue(attrs)
+		g.Sure = outcome.FlagFree(v)
+	}
+	a.Status = outcome.Normalize(ev)
+	return g
+}
+
+// ResultDigest is the attempt's result hash exactly as Extract computes it: the given
+// hash, else the digest of the first result source present.
+func (x *Extractor) ResultDigest(span ptrace.Span) string {
+	attrs := span.Attributes()
+	if s, ok := x.firstString(attrs, x.resultHash); ok && s != "" {
+		return s
+	}
+	h, _ := x.firstDigest(attrs, x.result)
+	return h
+}
+
+// ArgsDigest is the attempt's args hash exactly as Extract computes it.
+func (x *Extractor) ArgsDigest(span ptrace.Span) string {
+	attrs := span.Attributes()
+	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
+		return s
+	}
+	h, _ := x.firstDigest(attrs, x.arguments)
+	return h
+}
