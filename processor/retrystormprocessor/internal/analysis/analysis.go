@@ -89,6 +89,8 @@ type Analyzer struct {
 	cfg Config
 	x   *toolspan.Extractor
 	mem findings.ResultMemory
+	// scratch is Triage's reusable working space.
+	scratch triageScratch
 }
 
 // New returns an Analyzer. mem is the bounded cross-trace memory of the stale-cache check;
@@ -97,7 +99,7 @@ func New(cfg Config, mem findings.ResultMemory) *Analyzer {
 	if cfg.StormThreshold < 1 {
 		cfg.StormThreshold = 2
 	}
-	return &Analyzer{cfg: cfg, x: toolspan.NewExtractor(cfg.Recognition, cfg.Key, cfg.OverrideOK), mem: mem}
+	return &Analyzer{cfg: cfg, x: toolspan.NewExtractor(cfg.Recognition, cfg.Key, cfg.OverrideOK), mem: mem, scratch: newTriageScratch()}
 }
 
 // Analyze analyses td, which holds the spans of one trace. It never modifies td.

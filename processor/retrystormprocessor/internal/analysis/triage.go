@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"slices"
+
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
@@ -25,6 +27,36 @@ type Quick struct {
 	attempts      []int32
 	// stop names the check that ended a triage without proof, for tests.
 	stop string
+}
+
+// triageScratch is Triage's working space, kept between traces: an Analyzer serves one
+// goroutine.
+type triageScratch struct {
+	isTool   []bool
+	toolKids []int32
+	attempts []grouping.Attempt
+	keys     map[grouping.Identity]int
+	unhashed []int
+	idems    map[string]struct{}
+	sends    map[int32]int
+}
+
+func newTriageScratch() triageScratch {
+	return triageScratch{
+		keys:  map[grouping.Identity]int{},
+		idems: map[string]struct{}{},
+		sends: map[int32]int{},
+	}
+}
+
+// resize returns s with length n, zeroed, reusing its array when large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // hashedFields are the completeness fields a glance does not read.
@@ -61,7 +93,15 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 	}
 	cfg := &an.cfg.Findings
 	n := len(t.Nodes)
-	isTool := make([]bool, n)
+	sc := &an.scratch
+	isTool := resize(sc.isTool, n)
+	toolKids := resize(sc.toolKids, n)
+	attempts := sc.attempts[:0]
+	defer func() {
+		// Keep the scratch space, but no references into this trace.
+		clear(attempts)
+		sc.isTool, sc.toolKids, sc.attempts = isTool, toolKids, attempts[:0]
+	}()
 	cites := false
 	for i := range t.Nodes {
 		span := t.Nodes[i].Span
@@ -76,7 +116,6 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 	}
 	// toolKids counts the tool children of each tool span: one with any is logical, its
 	// children are the attempts.
-	toolKids := make([]int32, n)
 	for i := range t.Nodes {
 		if p := t.Nodes[i].Parent; isTool[i] && p >= 0 && isTool[p] {
 			if toolKids[p]++; toolKids[p] > 1 {
@@ -85,8 +124,8 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 			}
 		}
 	}
-	attempts := make([]grouping.Attempt, 0, 8)
-	idems := map[string]struct{}{}
+	idems := sc.idems
+	clear(idems)
 	var idemKinds byte
 	for i := range t.Nodes {
 		if !isTool[i] || toolKids[i] > 0 {
@@ -131,12 +170,11 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 	}
 	q.Clean = true
 	q.ToolAttempts, q.Calls = len(attempts), len(attempts)
-	tools := make(map[string]struct{}, 4)
+	q.attempts = make([]int32, len(attempts))
 	for i := range attempts {
-		q.attempts = append(q.attempts, attempts[i].Node)
-		if _, ok := tools[attempts[i].ToolName]; !ok {
-			tools[attempts[i].ToolName] = struct{}{}
-			q.Tools = append(q.Tools, attempts[i].ToolName)
+		q.attempts[i] = attempts[i].Node
+		if name := attempts[i].ToolName; !slices.Contains(q.Tools, name) {
+			q.Tools = append(q.Tools, name)
 		}
 	}
 	return q
@@ -147,38 +185,43 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 // whose keys collide without it are hashed, and only a collision with it stops triage.
 func (an *Analyzer) oneAttemptPerCall(q *Quick, attempts []grouping.Attempt) bool {
 	t := q.Tree
-	keys := make(map[string]int, len(attempts))
-	var unhashed []int // fallback-keyed attempts whose key collided before hashing
+	keys := an.scratch.keys
+	clear(keys)
+	unhashed := an.scratch.unhashed[:0] // fallback-keyed attempts whose key collided before hashing
+	defer func() { an.scratch.unhashed = unhashed[:0] }()
 	for i := range attempts {
-		key, degraded := grouping.CallKey(t, &attempts[i])
-		if degraded {
+		k := grouping.Identify(t, &attempts[i])
+		if k.IDLooksDegraded() {
+			q.stop = "call id spelled like a fallback key"
+			return false
+		}
+		if k.Degraded {
 			q.DegradedCalls++
 		}
-		j, dup := keys[key]
+		j, dup := keys[k]
 		if !dup {
-			keys[key] = i
+			keys[k] = i
 			continue
 		}
-		if !degraded || attempts[i].Logical >= 0 {
+		if !k.Degraded || attempts[i].Logical >= 0 {
 			q.stop = "two attempts under one call key"
 			return false
 		}
 		if j >= 0 {
 			unhashed = append(unhashed, j)
-			keys[key] = -1
+			keys[k] = -1
 		}
 		unhashed = append(unhashed, i)
 	}
-	hashed := make(map[string]struct{}, len(unhashed))
 	for _, i := range unhashed {
 		a := &attempts[i]
 		a.ArgsHash = an.x.ArgsDigest(a.Span)
-		key, _ := grouping.CallKey(t, a)
-		if _, dup := hashed[key]; dup {
+		k := grouping.Identify(t, a)
+		if _, dup := keys[k]; dup {
 			q.stop = "two fallback-keyed attempts with one args hash"
 			return false
 		}
-		hashed[key] = struct{}{}
+		keys[k] = i
 	}
 	return true
 }
@@ -197,7 +240,8 @@ func (an *Analyzer) unbacked(t *grouping.Tree) bool {
 // belongs to its nearest tool ancestor, as in sends(): the walk down from an attempt stops
 // at other tool spans.
 func (an *Analyzer) fewSends(t *grouping.Tree, isTool []bool, toolKids []int32) bool {
-	var count map[int32]int
+	count := an.scratch.sends
+	clear(count)
 	for i := range t.Nodes {
 		if isTool[i] || !toolspan.IsTransport(t.Nodes[i].Span) {
 			continue
@@ -208,9 +252,6 @@ func (an *Analyzer) fewSends(t *grouping.Tree, isTool []bool, toolKids []int32) 
 		}
 		if cur < 0 || !isTool[cur] || toolKids[cur] > 0 {
 			continue
-		}
-		if count == nil {
-			count = map[int32]int{}
 		}
 		if count[cur]++; count[cur] >= an.cfg.StormThreshold {
 			return false
@@ -229,8 +270,8 @@ func (an *Analyzer) RememberClean(q *Quick) {
 	traceID := q.Tree.Nodes[0].Span.TraceID()
 	for _, i := range q.attempts {
 		span := q.Tree.Nodes[i].Span
-		if h := an.x.ResultDigest(span); h != "" {
-			an.mem.Remember(h, span.StartTimestamp(), traceID)
+		if p, ok := an.x.ResultPrint(span); ok {
+			an.mem.Remember(p, span.StartTimestamp(), traceID)
 		}
 	}
 }

@@ -161,9 +161,9 @@ func TestRememberCleanFeedsTheStaleCacheCheck(t *testing.T) {
 	q := an.Triage(b.td)
 	require.True(t, q.Clean)
 	an.RememberClean(q)
-	want := an.Analyze(b.td).Units[0].Last().ResultHash
+	want := an.Analyze(b.td).Units[0].Last().ResultPrint
 	at, trace, ok := mem.Recall(want)
-	require.True(t, ok, "the result hash is remembered exactly as analysis computes it")
+	require.True(t, ok, "the result is remembered exactly as analysis fingerprints it")
 	assert.Equal(t, b.trace, trace)
 	assert.Equal(t, b.spans.At(1).StartTimestamp(), at)
 }

@@ -43,10 +43,11 @@ type Finding struct {
 // ResultMemory remembers result hashes across traces, bounded, for the stale-cache check.
 // Implementations must be safe for concurrent use.
 type ResultMemory interface {
-	// Recall returns when, and in which trace, a result hash was first seen.
-	Recall(hash string) (first pcommon.Timestamp, trace pcommon.TraceID, ok bool)
+	// Recall returns when, and in which trace, a result was first seen, by the 64-bit
+	// fingerprint of its canonical form (toolspan.Attempt.ResultPrint).
+	Recall(print uint64) (first pcommon.Timestamp, trace pcommon.TraceID, ok bool)
 	// Remember records a sighting; an earlier first sighting is kept.
-	Remember(hash string, at pcommon.Timestamp, trace pcommon.TraceID)
+	Remember(print uint64, at pcommon.Timestamp, trace pcommon.TraceID)
 }
 
 // StaleCacheConfig bounds what counts as "far faster than its siblings" and "seen before".
@@ -159,7 +160,7 @@ func staleCache(cfg *Config, u *grouping.Unit, mem ResultMemory, traceID pcommon
 		if others == 0 || float64(dur) > cfg.StaleCache.MaxDurationRatio*others || dur > cfg.StaleCache.MaxDuration.Nanoseconds() {
 			continue
 		}
-		firstSeen, trace, ok := mem.Recall(a.ResultHash)
+		firstSeen, trace, ok := mem.Recall(a.ResultPrint)
 		if !ok || trace == traceID || int64(a.Start)-int64(firstSeen) < cfg.StaleCache.MinAge.Nanoseconds() {
 			continue
 		}
@@ -192,7 +193,7 @@ func siblingMean(attempts []*grouping.Attempt, skip int) float64 {
 func RememberResults(u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) {
 	for _, a := range u.Attempts() {
 		if a.Status == outcome.OK && a.ResultHash != "" {
-			mem.Remember(a.ResultHash, a.Start, traceID)
+			mem.Remember(a.ResultPrint, a.Start, traceID)
 		}
 	}
 }

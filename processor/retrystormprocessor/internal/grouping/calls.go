@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -77,22 +78,54 @@ func Calls(t *Tree, attempts []*Attempt) []*Call {
 	return order
 }
 
-// CallKey is the key Calls groups a by, and whether it is the degraded fallback key.
-func CallKey(t *Tree, a *Attempt) (string, bool) { return callKey(t, a) }
+// Identity is what makes attempts one call: the call id, or for the degraded fallback the
+// parent span, tool name and args hash (or, for attempts nested under a logical span
+// without a call id, that span). Identities compare equal exactly when their keys do
+// (unless a call id is spelled like a fallback key: see IDLooksDegraded).
+type Identity struct {
+	ID       string
+	Degraded bool
+	Parent   pcommon.SpanID
+	Tool     string
+	// Args is the short args hash of a fallback key; Logical the logical span's id.
+	Args    string
+	Logical pcommon.SpanID
+}
 
-func callKey(t *Tree, a *Attempt) (string, bool) {
+// Identify returns a's identity.
+func Identify(t *Tree, a *Attempt) Identity {
 	if a.Logical >= 0 {
 		// The logical span's own fields name the call; its children are the attempts.
 		lspan := t.Nodes[a.Logical].Span
 		if id, ok := lspan.Attributes().Get(logicalCallIDKey(lspan.Attributes())); ok && id.AsString() != "" {
-			return id.AsString(), false
+			return Identity{ID: id.AsString()}
 		}
-		return fmt.Sprintf("fallback:%s:%s:%s", lspan.ParentSpanID(), a.ToolName, lspan.SpanID()), true
+		return Identity{Degraded: true, Parent: lspan.ParentSpanID(), Tool: a.ToolName, Logical: lspan.SpanID()}
 	}
 	if a.CallID != "" {
-		return a.CallID, false
+		return Identity{ID: a.CallID}
 	}
-	return fmt.Sprintf("fallback:%s:%s:%s", a.ParentID, a.ToolName, shortHash(a.ArgsHash)), true
+	return Identity{Degraded: true, Parent: a.ParentID, Tool: a.ToolName, Args: shortHash(a.ArgsHash)}
+}
+
+// Key is the identity as the call key records carry.
+func (k Identity) Key() string {
+	switch {
+	case !k.Degraded:
+		return k.ID
+	case !k.Logical.IsEmpty():
+		return fmt.Sprintf("fallback:%s:%s:%s", k.Parent, k.Tool, k.Logical)
+	}
+	return fmt.Sprintf("fallback:%s:%s:%s", k.Parent, k.Tool, k.Args)
+}
+
+// IDLooksDegraded reports a call id spelled like a fallback key, which could equal another
+// call's fallback key.
+func (k Identity) IDLooksDegraded() bool { return !k.Degraded && strings.HasPrefix(k.ID, "fallback:") }
+
+func callKey(t *Tree, a *Attempt) (string, bool) {
+	k := Identify(t, a)
+	return k.Key(), k.Degraded
 }
 
 // logicalCallIDKey finds the call id attribute of a logical span. The common sources

@@ -207,9 +207,14 @@ func writeString(buf *bytes.Buffer, s string) {
 func appendString[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
-		if b := s[i]; b >= 0x20 && b < 0x7f && b != '"' && b != '\\' {
-			dst = append(dst, b)
-			i++
+		// Copy a run of bytes that need no escaping at once.
+		j := i
+		for j < len(s) && s[j] >= 0x20 && s[j] < 0x7f && s[j] != '"' && s[j] != '\\' {
+			j++
+		}
+		if j > i {
+			dst = append(dst, s[i:j]...)
+			i = j
 			continue
 		}
 		var r rune

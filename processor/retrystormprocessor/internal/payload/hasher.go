@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"hash/maphash"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -52,26 +53,33 @@ func (x *Hasher) String(s string) string {
 }
 
 // ValuePath digests the canonical JSON of the element at path inside v (see
-// CanonicalValuePath), reusing the Hasher's scratch space on the common paths.
+// CanonicalValuePath), reusing the Hasher's scratch space.
 func (x *Hasher) ValuePath(v pcommon.Value, path []string) (string, bool) {
-	if len(path) == 0 && v.Type() == pcommon.ValueTypeStr {
-		s := v.Str()
-		x.scratch = x.scratch[:0]
-		if looksLikeJSONContainer(s) {
-			if out, err := x.c.appendCanonical(x.scratch, stringBytes(s)); err == nil {
-				x.scratch = out
-				return x.Sum(out), true
-			}
-		}
-		x.scratch = appendString(x.scratch[:0], s)
-		return x.Sum(x.scratch), true
-	}
-	b, ok := x.c.valuePath(x.scratch[:0], v, path)
-	x.scratch = b
+	b, ok := x.canonicalPath(v, path)
 	if !ok {
 		return "", false
 	}
 	return x.Sum(b), true
+}
+
+// canonicalPath returns the canonical JSON of the element at path inside v in the Hasher's
+// scratch space, valid until its next use.
+func (x *Hasher) canonicalPath(v pcommon.Value, path []string) ([]byte, bool) {
+	x.scratch = x.scratch[:0]
+	if len(path) == 0 && v.Type() == pcommon.ValueTypeStr {
+		s := v.Str()
+		if looksLikeJSONContainer(s) {
+			if out, err := x.c.appendCanonical(x.scratch, stringBytes(s)); err == nil {
+				x.scratch = out
+				return out, true
+			}
+		}
+		x.scratch = appendString(x.scratch, s)
+		return x.scratch, true
+	}
+	b, ok := x.c.valuePath(x.scratch, v, path)
+	x.scratch = b
+	return b, ok
 }
 
 // stringBytes views s as bytes without copying; the canonicalizer only reads its input.
@@ -87,4 +95,26 @@ func (x *Hasher) StringAt(v pcommon.Value, path []string) (string, bool) {
 		return "", false
 	}
 	return unquote(b)
+}
+
+// printSeed seeds the fingerprints. They live only in this process's memory, so a seed
+// per process is enough.
+var printSeed = maphash.MakeSeed()
+
+// PrintString is the 64-bit fingerprint of s.
+func PrintString(s string) uint64 { return maphash.String(printSeed, s) }
+
+// ValuePathPrint is ValuePath that also returns the 64-bit fingerprint of the canonical
+// bytes it digests. With digest false it skips the digest (the string is then "-"): the
+// fingerprint alone is much cheaper than SHA-256 and a hex string.
+func (x *Hasher) ValuePathPrint(v pcommon.Value, path []string, digest bool) (string, uint64, bool) {
+	b, ok := x.canonicalPath(v, path)
+	if !ok {
+		return "", 0, false
+	}
+	p := maphash.Bytes(printSeed, b)
+	if !digest {
+		return "-", p, true
+	}
+	return x.Sum(b), p, true
 }

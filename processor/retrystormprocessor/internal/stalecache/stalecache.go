@@ -1,5 +1,5 @@
-// Package stalecache is the bounded cross-trace memory of result hashes behind the
-// stale_cache_suspect finding. It is per collector: two collectors do not share it.
+// Package stalecache is the bounded cross-trace memory of results behind the
+// stale_cache_suspect finding, keyed by 64-bit fingerprints of the canonical results. It is per collector: two collectors do not share it.
 package stalecache // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 
 import (
@@ -12,26 +12,26 @@ type sighting struct {
 	trace pcommon.TraceID
 }
 
-// Memory remembers the first sighting of up to size result hashes, evicting the least
+// Memory remembers the first sighting of up to size result fingerprints, evicting the least
 // recently used. It is safe for concurrent use by the processor's shards.
 type Memory struct {
-	cache *lru.Cache[string, sighting]
+	cache *lru.Cache[uint64, sighting]
 }
 
-// New returns a Memory holding at most size hashes (minimum 1).
+// New returns a Memory holding at most size fingerprints (minimum 1).
 func New(size int) *Memory {
-	c, _ := lru.New[string, sighting](max(size, 1))
+	c, _ := lru.New[uint64, sighting](max(size, 1))
 	return &Memory{cache: c}
 }
 
-// Recall returns the first sighting of hash.
-func (m *Memory) Recall(hash string) (pcommon.Timestamp, pcommon.TraceID, bool) {
+// Recall returns the first sighting of a result fingerprint.
+func (m *Memory) Recall(hash uint64) (pcommon.Timestamp, pcommon.TraceID, bool) {
 	s, ok := m.cache.Get(hash)
 	return s.at, s.trace, ok
 }
 
 // Remember records a sighting, keeping the earliest one.
-func (m *Memory) Remember(hash string, at pcommon.Timestamp, trace pcommon.TraceID) {
+func (m *Memory) Remember(hash uint64, at pcommon.Timestamp, trace pcommon.TraceID) {
 	if prev, ok := m.cache.Peek(hash); ok && prev.at <= at {
 		m.cache.Get(hash) // refresh recency
 		return

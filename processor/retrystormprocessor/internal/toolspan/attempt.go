@@ -70,12 +70,15 @@ type Attempt struct {
 
 	ArgsHash   string
 	ResultHash string
-	IdemHash   string
-	RunID      string
-	TokensIn   int64
-	TokensOut  int64
-	SideEffect string
-	ReadAsset  string
+	// ResultPrint is a 64-bit fingerprint of what ResultHash digests (the canonical
+	// result, or the given hash), for the in-memory stale-cache lookups; set with it.
+	ResultPrint uint64
+	IdemHash    string
+	RunID       string
+	TokensIn    int64
+	TokensOut   int64
+	SideEffect  string
+	ReadAsset   string
 
 	Status outcome.Status
 	// ExplicitStatus is true when the instrumentation's own outcome field was present.

@@ -174,11 +174,7 @@ func (x *Extractor) readHashes(a *Attempt, attrs pcommon.Map) {
 	} else if h, ok := x.firstDigest(attrs, x.arguments); ok {
 		a.ArgsHash = h
 	}
-	if s, ok := x.firstString(attrs, x.resultHash); ok && s != "" {
-		a.ResultHash = s
-	} else if h, ok := x.firstDigest(attrs, x.result); ok {
-		a.ResultHash = h
-	}
+	a.ResultHash, a.ResultPrint = x.resultDigest(attrs, true)
 	if s, ok := x.firstString(attrs, x.idemHash); ok && s != "" {
 		a.IdemHash = s
 	} else if s, ok := x.firstString(attrs, x.idemKey); ok && s != "" {

@@ -1,9 +1,11 @@
 package toolspan
 
 import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
 
 // Glance is what a cheap first look at a tool span reads: everything Extract reads except
@@ -51,15 +53,27 @@ func (x *Extractor) Glance(span ptrace.Span) Glance {
 	return g
 }
 
-// ResultDigest is the attempt's result hash exactly as Extract computes it: the given
-// hash, else the digest of the first result source present.
-func (x *Extractor) ResultDigest(span ptrace.Span) string {
-	attrs := span.Attributes()
+// ResultPrint is the attempt's ResultPrint exactly as Extract computes it, without the
+// digest; ok is false when the span has no result.
+func (x *Extractor) ResultPrint(span ptrace.Span) (uint64, bool) {
+	h, p := x.resultDigest(span.Attributes(), false)
+	return p, h != ""
+}
+
+// resultDigest reads the given result hash, else the first result source present, and
+// returns its digest (when digest is set; otherwise a non-empty placeholder) and print.
+func (x *Extractor) resultDigest(attrs pcommon.Map, digest bool) (string, uint64) {
 	if s, ok := x.firstString(attrs, x.resultHash); ok && s != "" {
-		return s
+		return s, payload.PrintString(s)
 	}
-	h, _ := x.firstDigest(attrs, x.result)
-	return h
+	for _, src := range x.result {
+		if v, ok := attrs.Get(src.key); ok {
+			if h, p, ok := x.hasher.ValuePathPrint(v, src.path, digest); ok {
+				return h, p
+			}
+		}
+	}
+	return "", 0
 }
 
 // ArgsDigest is the attempt's args hash exactly as Extract computes it.
