@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -130,6 +131,9 @@ func writeAllocs(path string) error {
 	if err != nil {
 		return fmt.Errorf("create allocation profile: %w", err)
 	}
+	// The profile is as of the last completed collection: run one so the allocations of
+	// the final decisions (at shutdown) are in it.
+	runtime.GC()
 	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
 		f.Close()
 		return fmt.Errorf("write allocation profile: %w", err)

@@ -20,6 +20,8 @@ type canonicalizer struct {
 	// members is a stack shared by nested objects: an object's members sit above its
 	// base index until the object is closed and written in key order.
 	members []member
+	// arena holds the decoded strings of the current document that had escapes.
+	arena []byte
 	// tmpDoc and key are scratch space of valuePath.
 	tmpDoc []byte
 	key    []byte
@@ -35,7 +37,7 @@ func canonicalAppend(dst, src []byte) ([]byte, error) {
 
 // appendCanonical reuses the canonicalizer's scratch space across documents.
 func (c *canonicalizer) appendCanonical(dst, src []byte) ([]byte, error) {
-	c.src, c.pos, c.out, c.depth, c.members = src, 0, dst, 0, c.members[:0]
+	c.src, c.pos, c.out, c.depth, c.members, c.arena = src, 0, dst, 0, c.members[:0], c.arena[:0]
 	if err := c.value(); err != nil {
 		return dst, err
 	}
@@ -309,14 +311,19 @@ func (c *canonicalizer) str() ([]byte, error) {
 	return nil, errSyntax
 }
 
+// escapedStr decodes a string holding escapes into the document's arena: keys must stay
+// valid until their object is written, and the arena's earlier bytes are never rewritten
+// while the document is read (growing it leaves them in the old array).
 func (c *canonicalizer) escapedStr(start int) ([]byte, error) {
-	buf := append([]byte(nil), c.src[start:c.pos]...)
+	from := len(c.arena)
+	buf := append(c.arena, c.src[start:c.pos]...)
+	defer func() { c.arena = buf }()
 	for c.pos < len(c.src) {
 		b := c.src[c.pos]
 		switch {
 		case b == '"':
 			c.pos++
-			return buf, nil
+			return buf[from:len(buf):len(buf)], nil
 		case b < 0x20:
 			return nil, errSyntax
 		case b != '\\':
