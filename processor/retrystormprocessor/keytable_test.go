@@ -3,6 +3,7 @@ package retrystormprocessor
 import (
 	"fmt"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -94,4 +95,47 @@ func traceWithDuplicateAttribute(t *testing.T) ptrace.Traces {
 	td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(raw)
 	require.NoError(t, err)
 	return td
+}
+
+// TestOnlySpansThatMayWaitAreCompacted: a piece of a trace whose root has not arrived may
+// wait decision_wait and is compacted; a piece that brings the root (or follows it) is
+// decided within root_grace and is compacted only when that is long.
+func TestOnlySpansThatMayWaitAreCompacted(t *testing.T) {
+	for _, grace := range []time.Duration{2 * time.Second, compactHold} {
+		t.Run(grace.String(), func(t *testing.T) { checkCompaction(t, grace, grace >= compactHold) })
+	}
+}
+
+func checkCompaction(t *testing.T, grace time.Duration, rootedCompacted bool) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	cfg.RootGrace = grace
+	h := newHarness(t, cfg, nil)
+	waiting, whole := traceID(1), traceID(2)
+	h.consume(withoutRoot(cleanTrace(waiting, "a")))
+	h.consume(cleanTrace(whole, "a"))
+	h.settle()
+
+	sh := h.p.shards[0]
+	interned := func(id pcommon.TraceID) (n, shared int) {
+		forEachSpan(sh.traces[id].td, func(s ptrace.Span) {
+			for k := range s.Attributes().All() {
+				n++
+				if in, ok := sh.keys.keys[k]; ok && unsafe.StringData(in) == unsafe.StringData(k) {
+					shared++
+				}
+			}
+		})
+		return n, shared
+	}
+	n, shared := interned(waiting)
+	require.Positive(t, n)
+	assert.Equal(t, n, shared, "every key of the rootless trace points into the key table")
+	n, shared = interned(whole)
+	require.Positive(t, n)
+	if rootedCompacted {
+		assert.Equal(t, n, shared, "a long root_grace: the rooted trace is compacted too")
+	} else {
+		assert.Zero(t, shared, "the trace that arrived with its root was not compacted")
+	}
 }

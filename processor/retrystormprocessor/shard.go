@@ -183,8 +183,11 @@ func (s *shard) ingest(pc piece, now time.Time) {
 		return
 	}
 	size := int64(s.sizer.TracesSize(pc.td))
-	hasRoot, hasError := s.scanSpans(pc.td)
+	hasRoot, hasError := scanSpans(pc.td)
 	pt, ok := s.traces[pc.id]
+	if s.mayWait(hasRoot || ok && !pt.rootAt.IsZero()) {
+		s.compact(pc.td)
+	}
 	if !ok {
 		pt = &pendingTrace{id: pc.id, td: pc.td, first: now, input: s.inputs}
 		s.traces[pc.id] = pt
@@ -203,23 +206,33 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	}
 }
 
-// scanSpans reports whether td, about to be buffered, holds a root span and a span in
-// status ERROR, and compacts each span's attributes while it is there (keyTable).
-func (s *shard) scanSpans(td ptrace.Traces) (hasRoot, hasError bool) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				hasRoot = hasRoot || span.ParentSpanID().IsEmpty()
-				hasError = hasError || span.Status().Code() == ptrace.StatusCodeError
-				s.keys.compact(span.Attributes())
-			}
-		}
-	}
+// scanSpans reports whether td holds a root span and a span in status ERROR.
+func scanSpans(td ptrace.Traces) (hasRoot, hasError bool) {
+	forEachSpan(td, func(span ptrace.Span) {
+		hasRoot = hasRoot || span.ParentSpanID().IsEmpty()
+		hasError = hasError || span.Status().Code() == ptrace.StatusCodeError
+	})
 	return hasRoot, hasError
+}
+
+// compactHold is the hold above which buffered spans are compacted (keyTable): compaction
+// costs about as much CPU per span as triage, and pays back only in memory held a while.
+const compactHold = 5 * time.Second
+
+// mayWait reports whether a piece ingested now may be held longer than compactHold: until
+// decision_wait when its trace's root has not arrived, else for root_grace. (With the
+// defaults, spans waiting for their root are compacted and a trace that arrives whole is
+// decided 2s later as it came.)
+func (s *shard) mayWait(rooted bool) bool {
+	if rooted {
+		return s.cfg.rootGrace >= compactHold
+	}
+	return s.cfg.decisionWait >= compactHold
+}
+
+// compact compacts the attributes of every span of td (keyTable).
+func (s *shard) compact(td ptrace.Traces) {
+	forEachSpan(td, func(span ptrace.Span) { s.keys.compact(span.Attributes()) })
 }
 
 // publish mirrors the shard's accounting for the buffered gauges.
