@@ -22,9 +22,6 @@ type canonicalizer struct {
 	members []member
 	// arena holds the decoded strings of the current document that had escapes.
 	arena []byte
-	// tmpDoc and key are scratch space of valuePath.
-	tmpDoc []byte
-	key    []byte
 }
 
 var errSyntax = errors.New("invalid json")

@@ -15,11 +15,13 @@ func CanonicalValuePath(v pcommon.Value, path []string) ([]byte, bool) {
 	return c.valuePath(nil, v, path)
 }
 
-// valuePath appends the canonical JSON of the element at path inside v to dst. A JSON
-// string document is canonicalised whole in one pass and the element cut out of the
-// canonical bytes: canonical JSON has no whitespace and unique keys, so the cut is a plain
-// scan, and a part of a canonical document is itself canonical. (The whole document must
-// then be valid and at most maxDepth deep, not only the element's part of it.)
+// valuePath appends the canonical JSON of the element at path inside v to dst. In a JSON
+// string document the element is found by skipping over the members around it, without
+// parsing them, and only the element is canonicalised: for the JSON-RPC request the MCP
+// tool name is read from, that is the name and not the arguments beside it. A repeated key
+// takes its last value, as encoding/json does. (So a document broken outside the element
+// still yields it; a fuzz target holds the result to encoding/json's for every document
+// encoding/json accepts.)
 func (c *canonicalizer) valuePath(dst []byte, v pcommon.Value, path []string) ([]byte, bool) {
 	if len(path) == 0 {
 		return append(dst, CanonicalValue(v)...), true
@@ -43,92 +45,151 @@ func (c *canonicalizer) valuePath(dst []byte, v pcommon.Value, path []string) ([
 		if !looksLikeJSONContainer(s) {
 			return dst, false
 		}
-		doc, err := c.appendCanonical(c.tmpDoc[:0], stringBytes(s))
-		c.tmpDoc = doc
-		if err != nil {
+		elem, ok := rawElement(stringBytes(s), path)
+		if !ok {
 			return dst, false
 		}
-		elem, ok := elementAt(doc, path, &c.key)
-		if !ok {
+		out, err := c.appendCanonical(dst, elem)
+		if err != nil {
 			return dst, false
 		}
 		// An element holding JSON in a string hashes like the same element as a map,
 		// matching CanonicalValue.
-		if elem[0] == '"' {
-			if inner, ok := unquote(elem); ok && looksLikeJSONContainer(inner) {
-				if out, err := canonicalAppend(dst, []byte(inner)); err == nil {
-					return out, true
+		if tok := out[len(dst):]; len(tok) > 0 && tok[0] == '"' {
+			if inner, ok := unquote(tok); ok && looksLikeJSONContainer(inner) {
+				if canon, err := canonicalAppend(dst, []byte(inner)); err == nil {
+					return canon, true
 				}
 			}
 		}
-		return append(dst, elem...), true
+		return out, true
 	}
 	return dst, false
 }
 
-// elementAt returns the element at path inside the canonical document doc. keyBuf is
-// scratch space for the canonical form of each path key.
-func elementAt(doc []byte, path []string, keyBuf *[]byte) ([]byte, bool) {
-	cur := doc
+// rawElement returns the raw bytes of the element at path inside the JSON document doc.
+func rawElement(doc []byte, path []string) ([]byte, bool) {
 	for _, p := range path {
-		if len(cur) < 2 || cur[0] != '{' {
+		i := skipSpace(doc, 0)
+		if i >= len(doc) || doc[i] != '{' {
 			return nil, false
 		}
-		*keyBuf = appendString((*keyBuf)[:0], p)
-		want := *keyBuf
-		i := 1
-		found := false
-		for i < len(cur) && cur[i] != '}' {
-			keyEnd := skipValue(cur, i)
-			valEnd := skipValue(cur, keyEnd+1) // past the colon
-			if bytes.Equal(cur[i:keyEnd], want) {
-				cur, found = cur[keyEnd+1:valEnd], true
+		var found []byte
+		i = skipSpace(doc, i+1)
+		if i < len(doc) && doc[i] == '}' {
+			return nil, false
+		}
+		for {
+			if i >= len(doc) || doc[i] != '"' {
+				return nil, false
+			}
+			keyEnd, ok := skipString(doc, i)
+			if !ok {
+				return nil, false
+			}
+			match := keyIs(doc[i:keyEnd], p)
+			i = skipSpace(doc, keyEnd)
+			if i >= len(doc) || doc[i] != ':' {
+				return nil, false
+			}
+			start := skipSpace(doc, i+1)
+			end, ok := skipRaw(doc, start)
+			if !ok {
+				return nil, false
+			}
+			if match {
+				found = doc[start:end]
+			}
+			i = skipSpace(doc, end)
+			if i >= len(doc) {
+				return nil, false
+			}
+			if doc[i] == '}' {
 				break
 			}
-			i = valEnd
-			if i < len(cur) && cur[i] == ',' {
-				i++
+			if doc[i] != ',' {
+				return nil, false
 			}
+			i = skipSpace(doc, i+1)
 		}
-		if !found {
+		if found == nil {
 			return nil, false
 		}
+		doc = found
 	}
-	return cur, true
+	return doc, true
 }
 
-// skipValue returns the end of the canonical JSON value starting at doc[i].
-func skipValue(doc []byte, i int) int {
-	depth := 0
-	for j := i; j < len(doc); j++ {
+// keyIs reports whether the JSON string token tok spells key.
+func keyIs(tok []byte, key string) bool {
+	body := tok[1 : len(tok)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body) == key
+	}
+	s, ok := unquote(tok)
+	return ok && s == key
+}
+
+func skipSpace(doc []byte, i int) int {
+	for i < len(doc) && (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\n' || doc[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the end of the string token starting at doc[i].
+func skipString(doc []byte, i int) (int, bool) {
+	for j := i + 1; j < len(doc); j++ {
 		switch doc[j] {
-		case '"':
+		case '\\':
 			j++
-			for j < len(doc) && doc[j] != '"' {
-				if doc[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if depth == 0 {
-				return j + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return j
-			}
-			if depth--; depth == 0 {
-				return j + 1
-			}
-		case ',', ':':
-			if depth == 0 {
-				return j
-			}
+		case '"':
+			return j + 1, true
 		}
 	}
-	return len(doc)
+	return 0, false
+}
+
+// skipRaw returns the end of the JSON value starting at doc[i], checking only that strings
+// and brackets close: the element found is canonicalised, which checks it whole.
+func skipRaw(doc []byte, i int) (int, bool) {
+	if i >= len(doc) {
+		return 0, false
+	}
+	switch doc[i] {
+	case '"':
+		return skipString(doc, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(doc); j++ {
+			switch doc[j] {
+			case '"':
+				end, ok := skipString(doc, j)
+				if !ok {
+					return 0, false
+				}
+				j = end - 1
+			case '{', '[':
+				if depth++; depth > maxDepth {
+					return 0, false
+				}
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(doc) {
+		switch doc[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j, j > i
+		}
+		j++
+	}
+	return j, j > i
 }
 
 // unquote decodes a JSON string token. Tokens without escapes, the usual case, are sliced

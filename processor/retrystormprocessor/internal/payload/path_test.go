@@ -40,7 +40,7 @@ func valuePathViaDecoder(s string, path []string) ([]byte, bool) {
 	return buf.Bytes(), true
 }
 
-func TestValuePathCutsTheCanonicalDocument(t *testing.T) {
+func TestValuePathReadsTheElement(t *testing.T) {
 	doc := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search \"docs\"","arguments":{"q":"x","a":[1,{"b":"}"}]},"meta":"{\"z\":1, \"y\":2}"}}`
 	for _, path := range [][]string{{"params", "arguments"}, {"params", "name"}, {"params", "meta"}, {"id"}, {"params"}, {"params", "nope"}, {"id", "x"}} {
 		got, ok := CanonicalValuePath(pcommon.NewValueStr(doc), path)
@@ -58,8 +58,9 @@ func TestValuePathCutsTheCanonicalDocument(t *testing.T) {
 	}
 }
 
-// FuzzValuePathMatchesDecoder holds the one-pass element cut to the encoding/json reading
-// for every document the reference canonicalises (valid, no trailing data, not too deep).
+// FuzzValuePathMatchesDecoder holds the element reading (skip to the element, canonicalise
+// it) to the encoding/json reading for every document the reference canonicalises (valid,
+// no trailing data, not too deep).
 func FuzzValuePathMatchesDecoder(f *testing.F) {
 	f.Add(`{"params":{"name":"x","arguments":{"b":1,"a":2}}}`, "params.arguments")
 	f.Add(`{"a":"{\"c\":1,\"b\":[2]}"}`, "a")
