@@ -126,6 +126,9 @@ func (s *shard) decide(pt *pendingTrace, now time.Time, cause string) {
 // queued for forwarding or dropped. The decision is cached for late spans.
 func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, tr *analysis.Trace, cause string) {
 	s.release(pt)
+	// The closure reads q when it runs, so it sees the triage made below; nothing uses the
+	// trace's tree once it is decided.
+	defer func() { s.analyzer.Recycle(q) }()
 	if tr == nil && q == nil && !pt.errorSeen {
 		q = s.analyzer.Triage(pt.td)
 	}

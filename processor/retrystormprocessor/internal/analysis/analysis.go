@@ -89,8 +89,9 @@ type Analyzer struct {
 	cfg Config
 	x   *toolspan.Extractor
 	mem findings.ResultMemory
-	// scratch is Triage's reusable working space.
+	// scratch is Triage's reusable working space, spare a tree it may reuse.
 	scratch triageScratch
+	spare   *grouping.Tree
 }
 
 // New returns an Analyzer. mem is the bounded cross-trace memory of the stale-cache check;

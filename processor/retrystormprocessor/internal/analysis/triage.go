@@ -85,7 +85,12 @@ func (an *Analyzer) triageable() bool {
 // Without a failed attempt there are no agent-level chains, no unrecovered failure and no
 // stale-cache read; with one attempt per call, no drift and no flip.
 func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
-	t := grouping.NewTree(td)
+	t := an.spare
+	an.spare = nil
+	if t == nil {
+		t = &grouping.Tree{}
+	}
+	t.Reset(td)
 	q := &Quick{Tree: t}
 	if !an.triageable() || t.DuplicateSpanIDs > 0 || t.CutCycles > 0 {
 		q.stop = "configuration or tree"
@@ -258,6 +263,16 @@ func (an *Analyzer) fewSends(t *grouping.Tree, isTool []bool, toolKids []int32) 
 		}
 	}
 	return true
+}
+
+// Recycle hands q's tree back for the next Triage. Call it once nothing uses q, nor an
+// analysis of its tree, any more.
+func (an *Analyzer) Recycle(q *Quick) {
+	if q == nil || q.Tree == nil {
+		return
+	}
+	q.Tree.Release()
+	an.spare, q.Tree = q.Tree, nil
 }
 
 // RememberClean records the ok results of a trace Triage proved clean in the stale-cache

@@ -21,6 +21,12 @@ func checkTriage(t *testing.T, an *Analyzer, td ptrace.Traces, label string) (pr
 	t.Helper()
 	q := an.Triage(td)
 	tr := an.Analyze(td)
+	// The triage's own tree must index the trace exactly as a fresh one.
+	require.Len(t, q.Tree.Nodes, len(tr.Tree.Nodes), label)
+	for i := range q.Tree.Nodes {
+		require.Equal(t, tr.Tree.Nodes[i].Parent, q.Tree.Nodes[i].Parent, label)
+		require.Equal(t, tr.Tree.Children(int32(i)), q.Tree.Children(int32(i)), label)
+	}
 	if !q.Clean && tr.Signals.Clean() {
 		stops[q.stop]++
 	}
@@ -32,6 +38,8 @@ func checkTriage(t *testing.T, an *Analyzer, td ptrace.Traces, label string) (pr
 		assert.Equal(t, tr.DegradedCalls, q.DegradedCalls, label+": degraded calls")
 		assert.ElementsMatch(t, tr.Tools, q.Tools, label+": tools")
 	}
+	// Hand the tree back, so every next triage runs on a reused one.
+	an.Recycle(q)
 	return q.Clean, tr.Signals.Clean()
 }
 

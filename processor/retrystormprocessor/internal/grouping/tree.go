@@ -28,6 +28,10 @@ type Tree struct {
 	byID       map[pcommon.SpanID]int32
 	childStart []int32
 	children   []int32
+	// fill, state and path are link's scratch space.
+	fill  []int32
+	state []uint8
+	path  []int32
 }
 
 // AgentOperation is the gen_ai.operation.name of an agent span.
@@ -36,9 +40,25 @@ const AgentOperation = "invoke_agent"
 // NewTree indexes every span of td.
 func NewTree(td ptrace.Traces) *Tree {
 	t := &Tree{}
+	t.Reset(td)
+	return t
+}
+
+// Reset makes t index td instead, reusing t's storage: a tree is built for every trace,
+// and most are dropped moments later.
+func (t *Tree) Reset(td ptrace.Traces) {
 	n := td.SpanCount()
-	t.Nodes = make([]Node, 0, n)
-	t.byID = make(map[pcommon.SpanID]int32, n)
+	clear(t.Nodes)
+	t.Nodes = t.Nodes[:0]
+	if cap(t.Nodes) < n {
+		t.Nodes = make([]Node, 0, n)
+	}
+	if t.byID == nil {
+		t.byID = make(map[pcommon.SpanID]int32, n)
+	} else {
+		clear(t.byID)
+	}
+	t.DuplicateSpanIDs, t.CutCycles = 0, 0
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -51,7 +71,13 @@ func NewTree(td ptrace.Traces) *Tree {
 		}
 	}
 	t.link()
-	return t
+}
+
+// Release drops t's references to the spans it indexed, keeping its storage for Reset.
+func (t *Tree) Release() {
+	clear(t.Nodes)
+	t.Nodes = t.Nodes[:0]
+	clear(t.byID)
 }
 
 func (t *Tree) add(span ptrace.Span, res pcommon.Resource) {
@@ -71,7 +97,7 @@ func (t *Tree) add(span ptrace.Span, res pcommon.Resource) {
 // link resolves parents and lays the children out in one array (CSR), two allocations
 // for the whole tree instead of one per node.
 func (t *Tree) link() {
-	counts := make([]int32, len(t.Nodes)+1)
+	counts := resize(t.childStart, len(t.Nodes)+1)
 	for i := range t.Nodes {
 		pid := t.Nodes[i].Span.ParentSpanID()
 		if pid.IsEmpty() {
@@ -93,14 +119,25 @@ func (t *Tree) link() {
 		counts[i] += counts[i-1]
 	}
 	t.childStart = counts
-	t.children = make([]int32, counts[len(counts)-1])
-	fill := make([]int32, len(t.Nodes))
+	t.children = resize(t.children, int(counts[len(counts)-1]))
+	fill := resize(t.fill, len(t.Nodes))
 	for i := range t.Nodes {
 		if p := t.Nodes[i].Parent; p >= 0 {
 			t.children[counts[p]+fill[p]] = int32(i)
 			fill[p]++
 		}
 	}
+	t.fill = fill
+}
+
+// resize returns s with length n, zeroed, reusing its array when large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // cutCycles walks the parent links (each span has at most one parent, so every cycle is
@@ -111,8 +148,9 @@ func (t *Tree) cutCycles() {
 		onPath
 		done
 	)
-	state := make([]uint8, len(t.Nodes))
-	var path []int32
+	state := resize(t.state, len(t.Nodes))
+	path := t.path[:0]
+	defer func() { t.state, t.path = state, path[:0] }()
 	for i := range t.Nodes {
 		path = path[:0]
 		cur := int32(i)
