@@ -30,13 +30,17 @@ func (m *Memory) Recall(hash uint64) (pcommon.Timestamp, pcommon.TraceID, bool) 
 	return s.at, s.trace, ok
 }
 
-// Remember records a sighting, keeping the earliest one.
+// Remember records a sighting, keeping the earliest one. Most results are new: for them
+// it is one operation on the cache.
 func (m *Memory) Remember(hash uint64, at pcommon.Timestamp, trace pcommon.TraceID) {
-	if prev, ok := m.cache.Peek(hash); ok && prev.at <= at {
+	prev, seen, _ := m.cache.PeekOrAdd(hash, sighting{at: at, trace: trace})
+	switch {
+	case !seen:
+	case prev.at <= at:
 		m.cache.Get(hash) // refresh recency
-		return
+	default:
+		m.cache.Add(hash, sighting{at: at, trace: trace})
 	}
-	m.cache.Add(hash, sighting{at: at, trace: trace})
 }
 
 // Len is the number of hashes held.
