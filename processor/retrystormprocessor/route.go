@@ -68,19 +68,25 @@ func splitResource(rs ptrace.ResourceSpans, pieceFor func(pcommon.TraceID) ptrac
 			ss.MoveTo(resourceFor(id).ScopeSpans().AppendEmpty())
 			continue
 		}
-		scopes := map[pcommon.TraceID]ptrace.ScopeSpans{}
+		scopes := map[pcommon.TraceID]ptrace.SpanSlice{}
 		spans := ss.Spans()
+		// SDKs export trace after trace: look the destination up once per run of one trace.
+		var lastID pcommon.TraceID
+		var last ptrace.SpanSlice
 		for k := 0; k < spans.Len(); k++ {
 			span := spans.At(k)
-			id := span.TraceID()
-			ds, ok := scopes[id]
-			if !ok {
-				ds = resourceFor(id).ScopeSpans().AppendEmpty()
-				ss.Scope().CopyTo(ds.Scope())
-				ds.SetSchemaUrl(ss.SchemaUrl())
-				scopes[id] = ds
+			if id := span.TraceID(); k == 0 || id != lastID {
+				ds, ok := scopes[id]
+				if !ok {
+					scope := resourceFor(id).ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(scope.Scope())
+					scope.SetSchemaUrl(ss.SchemaUrl())
+					ds = scope.Spans()
+					scopes[id] = ds
+				}
+				lastID, last = id, ds
 			}
-			span.MoveTo(ds.Spans().AppendEmpty())
+			span.MoveTo(last.AppendEmpty())
 		}
 	}
 }

@@ -10,18 +10,14 @@ import (
 // isError / is_error flag ScanResult would find. False means "maybe": ScanResult decides.
 //
 // A map is walked the way ScanResult reads it. A string is free when neither flag name
-// appears, or when every appearance is a key followed by the value false; a `\u` escape
-// could spell a flag name, so it makes the answer "maybe".
+// appears, or when every appearance is followed by the value false; a `\u` escape could
+// spell a flag name, so it makes the answer "maybe".
 func FlagFree(v pcommon.Value) bool {
 	switch v.Type() {
 	case pcommon.ValueTypeMap:
 		return !mapFlag(v.Map(), 0)
 	case pcommon.ValueTypeStr:
-		s := v.Str()
-		if strings.Contains(s, `\u`) {
-			return false
-		}
-		return flagsFalse(s, `"isError"`) && flagsFalse(s, `"is_error"`)
+		return stringFlagFree(v.Str())
 	}
 	return true
 }
@@ -54,24 +50,39 @@ func valueFlagTrue(v pcommon.Value) bool {
 	return false
 }
 
-// flagsFalse reports that every occurrence of the quoted key in s is followed, after
-// optional JSON whitespace and a colon, by the literal false.
-func flagsFalse(s, key string) bool {
-	for {
-		i := strings.Index(s, key)
-		if i < 0 {
-			return true
+// stringFlagFree scans s once: every backslash must not start a \u escape, and every
+// `"is` must not start a flag name, unless that flag is followed by the value false.
+func stringFlagFree(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) && s[i+1] == 'u' {
+				return false
+			}
+			i++
+		case '"':
+			rest := s[i:]
+			var key string
+			switch {
+			case strings.HasPrefix(rest, `"isError"`):
+				key = `"isError"`
+			case strings.HasPrefix(rest, `"is_error"`):
+				key = `"is_error"`
+			default:
+				continue
+			}
+			after := skipJSONSpace(rest[len(key):])
+			if !strings.HasPrefix(after, ":") {
+				return false
+			}
+			after = skipJSONSpace(after[1:])
+			if !strings.HasPrefix(after, "false") {
+				return false
+			}
+			i = len(s) - len(after) + len("false") - 1
 		}
-		s = skipJSONSpace(s[i+len(key):])
-		if !strings.HasPrefix(s, ":") {
-			return false
-		}
-		s = skipJSONSpace(s[1:])
-		if !strings.HasPrefix(s, "false") {
-			return false
-		}
-		s = s[len("false"):]
 	}
+	return true
 }
 
 func skipJSONSpace(s string) string {
