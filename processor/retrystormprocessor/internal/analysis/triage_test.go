@@ -175,3 +175,31 @@ func TestRememberCleanFeedsTheStaleCacheCheck(t *testing.T) {
 	assert.Equal(t, b.trace, trace)
 	assert.Equal(t, b.spans.At(1).StartTimestamp(), at)
 }
+
+// BenchmarkTriageAgentTraffic triages the default agentsim mix (90% clean), as a shard
+// does for every trace: triage, remember a clean trace's results, hand the tree back.
+func BenchmarkTriageAgentTraffic(b *testing.B) {
+	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 5})
+	require.NoError(b, err)
+	traces := gen.Generate(500)
+	tds := make([]ptrace.Traces, len(traces))
+	spans := 0
+	for i := range traces {
+		tds[i] = agenttraffic.TraceToPdata(&traces[i])
+		spans += tds[i].SpanCount()
+	}
+	an := New(DefaultConfig(), stalecache.New(100000))
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		for _, td := range tds {
+			q := an.Triage(td)
+			if q.Clean {
+				an.RememberClean(q)
+			}
+			an.Recycle(q)
+		}
+		n++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*spans), "ns/span")
+}

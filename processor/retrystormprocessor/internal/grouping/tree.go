@@ -13,7 +13,8 @@ type Node struct {
 	Span     ptrace.Span
 	Resource pcommon.Resource
 	Parent   int32
-	Agent    bool
+	// Agent marks an agent span; it is set on the first call of Tree.Agent.
+	Agent bool
 }
 
 // Tree indexes one trace's spans. Walks up the tree are bounded by the span count, so
@@ -28,6 +29,8 @@ type Tree struct {
 	byID       map[pcommon.SpanID]int32
 	childStart []int32
 	children   []int32
+	// agentsMarked is set once Node.Agent holds (markAgents).
+	agentsMarked bool
 	// fill, state and path are link's scratch space.
 	fill  []int32
 	state []uint8
@@ -58,7 +61,7 @@ func (t *Tree) Reset(td ptrace.Traces) {
 	} else {
 		clear(t.byID)
 	}
-	t.DuplicateSpanIDs, t.CutCycles = 0, 0
+	t.DuplicateSpanIDs, t.CutCycles, t.agentsMarked = 0, 0, false
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -82,11 +85,7 @@ func (t *Tree) Release() {
 
 func (t *Tree) add(span ptrace.Span, res pcommon.Resource) {
 	idx := int32(len(t.Nodes))
-	node := Node{Span: span, Resource: res, Parent: -1}
-	if v, ok := span.Attributes().Get("gen_ai.operation.name"); ok && v.Str() == AgentOperation {
-		node.Agent = true
-	}
-	t.Nodes = append(t.Nodes, node)
+	t.Nodes = append(t.Nodes, Node{Span: span, Resource: res, Parent: -1})
 	if _, dup := t.byID[span.SpanID()]; dup {
 		t.DuplicateSpanIDs++
 		return
@@ -184,6 +183,7 @@ func (t *Tree) Children(i int32) []int32 {
 // i's ancestor chain (the trace root when it is present), or -1 when i has no ancestor in
 // the trace (an orphan whose parent never arrived).
 func (t *Tree) Agent(i int32) int32 {
+	t.markAgents()
 	top := int32(-1)
 	cur := t.Nodes[i].Parent
 	for steps := 0; cur >= 0 && steps < len(t.Nodes); steps++ {
@@ -194,6 +194,20 @@ func (t *Tree) Agent(i int32) int32 {
 		cur = t.Nodes[cur].Parent
 	}
 	return top
+}
+
+// markAgents sets Node.Agent, once per tree: only the full analysis asks for agents, so
+// triage never pays for reading every span's operation name.
+func (t *Tree) markAgents() {
+	if t.agentsMarked {
+		return
+	}
+	t.agentsMarked = true
+	for i := range t.Nodes {
+		if v, ok := t.Nodes[i].Span.Attributes().Get("gen_ai.operation.name"); ok && v.Str() == AgentOperation {
+			t.Nodes[i].Agent = true
+		}
+	}
 }
 
 // IsAncestor reports whether a is a strict ancestor of d.

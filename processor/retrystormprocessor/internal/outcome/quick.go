@@ -50,39 +50,35 @@ func valueFlagTrue(v pcommon.Value) bool {
 	return false
 }
 
-// stringFlagFree scans s once: every backslash must not start a \u escape, and every
-// `"is` must not start a flag name, unless that flag is followed by the value false.
+// stringFlagFree: no `\u` escape (it could spell a flag name) and every literal flag name
+// followed by the value false. JSON is full of quotes, so the searches look for the rarer
+// tail of each name ("Error\"", "_error\"") and then check the `"is` before it.
 func stringFlagFree(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			if i+1 < len(s) && s[i+1] == 'u' {
-				return false
-			}
-			i++
-		case '"':
-			rest := s[i:]
-			var key string
-			switch {
-			case strings.HasPrefix(rest, `"isError"`):
-				key = `"isError"`
-			case strings.HasPrefix(rest, `"is_error"`):
-				key = `"is_error"`
-			default:
-				continue
-			}
-			after := skipJSONSpace(rest[len(key):])
-			if !strings.HasPrefix(after, ":") {
-				return false
-			}
-			after = skipJSONSpace(after[1:])
-			if !strings.HasPrefix(after, "false") {
-				return false
-			}
-			i = len(s) - len(after) + len("false") - 1
+	return !strings.Contains(s, `\u`) && flagsFalse(s, `"is`, `Error"`) && flagsFalse(s, `"is`, `_error"`)
+}
+
+// flagsFalse reports that every occurrence of the key head+tail in s is followed, after
+// optional JSON whitespace and a colon, by the literal false.
+func flagsFalse(s, head, tail string) bool {
+	for {
+		i := strings.Index(s, tail)
+		if i < 0 {
+			return true
 		}
+		if i < len(head) || s[i-len(head):i] != head {
+			s = s[i+len(tail):]
+			continue
+		}
+		s = skipJSONSpace(s[i+len(tail):])
+		if !strings.HasPrefix(s, ":") {
+			return false
+		}
+		s = skipJSONSpace(s[1:])
+		if !strings.HasPrefix(s, "false") {
+			return false
+		}
+		s = s[len("false"):]
 	}
-	return true
 }
 
 func skipJSONSpace(s string) string {

@@ -88,6 +88,8 @@ func DefaultConfig() Config {
 type source struct {
 	key  string
 	path []string
+	// id is the key's slot in the Extractor's attribute index.
+	id int32
 }
 
 func parseSources(list []string) []source {

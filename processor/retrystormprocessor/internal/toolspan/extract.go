@@ -32,7 +32,9 @@ type Extractor struct {
 	status     []source
 	success    []source
 	readAsset  []source
-	redactKeys []string
+	redactKeys []source
+	errorType  source
+	index      *attrIndex
 	hasher     *payload.Hasher
 	overrideOK bool
 }
@@ -41,7 +43,7 @@ type Extractor struct {
 // isError result turn an explicit OK status into ERROR.
 func NewExtractor(cfg Config, key []byte, overrideOK bool) *Extractor {
 	s := cfg.Sources
-	return &Extractor{
+	x := &Extractor{
 		cfg:        cfg,
 		callID:     parseSources(s.CallID),
 		attempt:    parseSources(s.Attempt),
@@ -59,10 +61,21 @@ func NewExtractor(cfg Config, key []byte, overrideOK bool) *Extractor {
 		status:     parseSources(s.Status),
 		success:    parseSources(s.Success),
 		readAsset:  parseSources(s.ReadAsset),
-		redactKeys: RawKeys(s.Arguments, s.Result, s.IdempotencyKey),
+		redactKeys: parseSources(RawKeys(s.Arguments, s.Result, s.IdempotencyKey)),
+		errorType:  source{key: "error.type"},
+		index:      &attrIndex{ids: map[string]int32{}},
 		hasher:     payload.NewHasher(key),
 		overrideOK: overrideOK,
 	}
+	for _, list := range [][]source{x.callID, x.attempt, x.toolName, x.arguments, x.result, x.argsHash,
+		x.resultHash, x.idemKey, x.idemHash, x.runID, x.tokensIn, x.tokensOut, x.sideEffect, x.status,
+		x.success, x.readAsset, x.redactKeys} {
+		for i := range list {
+			list[i].id = x.index.register(list[i].key)
+		}
+	}
+	x.errorType.id = x.index.register(x.errorType.key)
+	return x
 }
 
 // IsToolSpan reports whether span matches a recognition rule.
@@ -90,19 +103,19 @@ func (x *Extractor) IsToolSpan(span ptrace.Span) bool {
 
 // RunID reads the run id sources from any span (an agent span carries it for its tools).
 func (x *Extractor) RunID(span ptrace.Span) string {
-	s, _ := x.firstString(span.Attributes(), x.runID)
+	s, _ := x.firstString(attrs{m: span.Attributes()}, x.runID)
 	return s
 }
 
 // ReadAsset reads the asset a span read, from any span.
 func (x *Extractor) ReadAsset(span ptrace.Span) string {
-	s, _ := x.firstString(span.Attributes(), x.readAsset)
+	s, _ := x.firstString(attrs{m: span.Attributes()}, x.readAsset)
 	return s
 }
 
 // Extract reads an attempt from a recognised tool span.
 func (x *Extractor) Extract(span ptrace.Span, res pcommon.Resource) Attempt {
-	attrs := span.Attributes()
+	at := x.index.load(span.Attributes())
 	a := Attempt{
 		Span: span, Resource: res,
 		SpanID: span.SpanID(), ParentID: span.ParentSpanID(),
@@ -114,24 +127,23 @@ func (x *Extractor) Extract(span ptrace.Span, res pcommon.Resource) Attempt {
 	if a.End != 0 {
 		a.Present |= FieldEnd
 	}
-	x.readIdentity(&a, span)
-	x.readHashes(&a, attrs)
-	x.readCosts(&a, attrs)
-	x.readOutcome(&a, span)
+	x.readIdentity(&a, span.Name(), at)
+	x.readHashes(&a, at)
+	x.readCosts(&a, at)
+	x.readOutcome(&a, span, at)
 	for _, k := range x.redactKeys {
-		if _, ok := attrs.Get(k); ok {
-			a.RedactKeys = append(a.RedactKeys, k)
+		if _, ok := at.get(k); ok {
+			a.RedactKeys = append(a.RedactKeys, k.key)
 		}
 	}
 	return a
 }
 
-func (x *Extractor) readIdentity(a *Attempt, span ptrace.Span) {
-	attrs := span.Attributes()
+func (x *Extractor) readIdentity(a *Attempt, spanName string, attrs attrs) {
 	if s, ok := x.firstString(attrs, x.toolName); ok && s != "" {
 		a.ToolName = s
 	} else {
-		a.ToolName = x.toolNameFromSpanName(span.Name())
+		a.ToolName = x.toolNameFromSpanName(spanName)
 	}
 	if a.ToolName != "" {
 		a.Present |= FieldToolName
@@ -168,7 +180,7 @@ func (x *Extractor) toolNameFromSpanName(name string) string {
 	return ""
 }
 
-func (x *Extractor) readHashes(a *Attempt, attrs pcommon.Map) {
+func (x *Extractor) readHashes(a *Attempt, attrs attrs) {
 	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
 		a.ArgsHash = s
 	} else if h, ok := x.firstDigest(attrs, x.arguments); ok {
@@ -191,7 +203,7 @@ func (x *Extractor) readHashes(a *Attempt, attrs pcommon.Map) {
 	}
 }
 
-func (x *Extractor) readCosts(a *Attempt, attrs pcommon.Map) {
+func (x *Extractor) readCosts(a *Attempt, attrs attrs) {
 	if v, ok := x.first(attrs, x.tokensIn); ok {
 		if n, ok := parseCount(v); ok {
 			a.TokensIn = n
@@ -210,8 +222,8 @@ func (x *Extractor) readCosts(a *Attempt, attrs pcommon.Map) {
 	}
 }
 
-func (x *Extractor) readOutcome(a *Attempt, span ptrace.Span) {
-	ev, hasErrType := x.evidence(a, span, true)
+func (x *Extractor) readOutcome(a *Attempt, span ptrace.Span, at attrs) {
+	ev, hasErrType := x.evidence(a, span, at, true)
 	a.Status = outcome.Normalize(ev)
 	a.Remap = outcome.PlanRemap(ev, hasErrType, x.overrideOK)
 }
@@ -219,8 +231,7 @@ func (x *Extractor) readOutcome(a *Attempt, span ptrace.Span) {
 // evidence gathers what span says about its outcome into ev and sets a.ExplicitStatus and
 // the status field bit. The result payload is scanned for an isError flag only when scan
 // is set; otherwise ev.ResultError stays false.
-func (x *Extractor) evidence(a *Attempt, span ptrace.Span, scan bool) (ev outcome.Evidence, hasErrType bool) {
-	attrs := span.Attributes()
+func (x *Extractor) evidence(a *Attempt, span ptrace.Span, attrs attrs, scan bool) (ev outcome.Evidence, hasErrType bool) {
 	st := span.Status()
 	ev = outcome.Evidence{
 		Code:       st.Code(),
@@ -228,7 +239,7 @@ func (x *Extractor) evidence(a *Attempt, span ptrace.Span, scan bool) (ev outcom
 		Ended:      a.End != 0 && a.End >= a.Start,
 		SideEffect: a.SideEffect,
 	}
-	errType, hasErrType := attrs.Get("error.type")
+	errType, hasErrType := attrs.get(x.errorType)
 	if hasErrType {
 		ev.ErrorType = errType.AsString()
 	}
@@ -256,18 +267,18 @@ func (x *Extractor) evidence(a *Attempt, span ptrace.Span, scan bool) (ev outcom
 
 // resultValue is the first present result source's attribute, the payload the isError
 // flag is looked for in.
-func (x *Extractor) resultValue(attrs pcommon.Map) (pcommon.Value, bool) {
+func (x *Extractor) resultValue(attrs attrs) (pcommon.Value, bool) {
 	for _, src := range x.result {
-		if v, ok := attrs.Get(src.key); ok {
+		if v, ok := attrs.get(src); ok {
 			return v, true
 		}
 	}
 	return pcommon.Value{}, false
 }
 
-func (x *Extractor) first(attrs pcommon.Map, srcs []source) (pcommon.Value, bool) {
+func (x *Extractor) first(attrs attrs, srcs []source) (pcommon.Value, bool) {
 	for _, src := range srcs {
-		if v, ok := attrs.Get(src.key); ok && len(src.path) == 0 {
+		if v, ok := attrs.get(src); ok && len(src.path) == 0 {
 			return v, true
 		}
 	}
@@ -276,9 +287,9 @@ func (x *Extractor) first(attrs pcommon.Map, srcs []source) (pcommon.Value, bool
 
 // firstString reads the first present source as a string; path sources yield the JSON
 // string element at the path.
-func (x *Extractor) firstString(attrs pcommon.Map, srcs []source) (string, bool) {
+func (x *Extractor) firstString(attrs attrs, srcs []source) (string, bool) {
 	for _, src := range srcs {
-		v, ok := attrs.Get(src.key)
+		v, ok := attrs.get(src)
 		if !ok {
 			continue
 		}
@@ -296,9 +307,9 @@ func (x *Extractor) firstString(attrs pcommon.Map, srcs []source) (string, bool)
 	return "", false
 }
 
-func (x *Extractor) firstDigest(attrs pcommon.Map, srcs []source) (string, bool) {
+func (x *Extractor) firstDigest(attrs attrs, srcs []source) (string, bool) {
 	for _, src := range srcs {
-		if v, ok := attrs.Get(src.key); ok {
+		if v, ok := attrs.get(src); ok {
 			if h, ok := x.hasher.ValuePath(v, src.path); ok {
 				return h, true
 			}

@@ -1,7 +1,6 @@
 package toolspan
 
 import (
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
@@ -36,15 +35,15 @@ func (x *Extractor) Glance(span ptrace.Span) Glance {
 	if a.End != 0 {
 		a.Present |= FieldEnd
 	}
-	attrs := span.Attributes()
-	x.readIdentity(a, span)
+	attrs := x.index.load(span.Attributes())
+	x.readIdentity(a, span.Name(), attrs)
 	x.readCosts(a, attrs)
 	if s, ok := x.firstString(attrs, x.idemHash); ok && s != "" {
 		g.Idem = "h:" + s
 	} else if s, ok := x.firstString(attrs, x.idemKey); ok && s != "" {
 		g.Idem = "k:" + s
 	}
-	ev, _ := x.evidence(a, span, false)
+	ev, _ := x.evidence(a, span, attrs, false)
 	if ev.HasResult {
 		v, _ := x.resultValue(attrs)
 		g.Sure = outcome.FlagFree(v)
@@ -56,18 +55,18 @@ func (x *Extractor) Glance(span ptrace.Span) Glance {
 // ResultPrint is the attempt's ResultPrint exactly as Extract computes it, without the
 // digest; ok is false when the span has no result.
 func (x *Extractor) ResultPrint(span ptrace.Span) (uint64, bool) {
-	h, p := x.resultDigest(span.Attributes(), false)
+	h, p := x.resultDigest(attrs{m: span.Attributes()}, false)
 	return p, h != ""
 }
 
 // resultDigest reads the given result hash, else the first result source present, and
 // returns its digest (when digest is set; otherwise a non-empty placeholder) and print.
-func (x *Extractor) resultDigest(attrs pcommon.Map, digest bool) (string, uint64) {
+func (x *Extractor) resultDigest(attrs attrs, digest bool) (string, uint64) {
 	if s, ok := x.firstString(attrs, x.resultHash); ok && s != "" {
 		return s, payload.PrintString(s)
 	}
 	for _, src := range x.result {
-		if v, ok := attrs.Get(src.key); ok {
+		if v, ok := attrs.get(src); ok {
 			if h, p, ok := x.hasher.ValuePathPrint(v, src.path, digest); ok {
 				return h, p
 			}
@@ -78,7 +77,7 @@ func (x *Extractor) resultDigest(attrs pcommon.Map, digest bool) (string, uint64
 
 // ArgsDigest is the attempt's args hash exactly as Extract computes it.
 func (x *Extractor) ArgsDigest(span ptrace.Span) string {
-	attrs := span.Attributes()
+	attrs := attrs{m: span.Attributes()}
 	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
 		return s
 	}
