@@ -105,8 +105,8 @@ var printSeed = maphash.MakeSeed()
 func PrintString(s string) uint64 { return maphash.String(printSeed, s) }
 
 // ValuePathPrint is ValuePath that also returns a 64-bit fingerprint of the payload: of a
-// string attribute read whole, the string as sent; of a map or an element at a path, its
-// canonical JSON. With digest false it skips the digest (the string is then "-"), and a
+// string attribute, the string as sent, or the element at path as it stands in the string;
+// of a map, or an element inside one, its canonical JSON. With digest false it skips the digest (the string is then "-"), and a
 // string payload is not even parsed: the fingerprint then costs a fraction of a digest.
 func (x *Hasher) ValuePathPrint(v pcommon.Value, path []string, digest bool) (string, uint64, bool) {
 	if len(path) == 0 && v.Type() == pcommon.ValueTypeStr {
@@ -116,6 +116,21 @@ func (x *Hasher) ValuePathPrint(v pcommon.Value, path []string, digest bool) (st
 		}
 		h, _ := x.ValuePath(v, path)
 		return h, p, true
+	}
+	if v.Type() == pcommon.ValueTypeStr && looksLikeJSONContainer(v.Str()) {
+		// An element of a JSON string document: fingerprinted as sent too.
+		elem, ok := rawElement(stringBytes(v.Str()), path)
+		if !ok {
+			return "", 0, false
+		}
+		p := maphash.Bytes(printSeed, elem)
+		if !digest {
+			// Not parsed: an element ValuePath would reject (invalid JSON) is fingerprinted
+			// all the same; no analysis ever produces that fingerprint to look it up.
+			return "-", p, true
+		}
+		h, ok := x.ValuePath(v, path)
+		return h, p, ok
 	}
 	b, ok := x.canonicalPath(v, path)
 	if !ok {

@@ -71,8 +71,8 @@ type Attempt struct {
 	ArgsHash   string
 	ResultHash string
 	// ResultPrint is a 64-bit fingerprint of the result for the in-memory stale-cache
-	// lookups, set with ResultHash: of a JSON string payload the string as sent, of a map
-	// or a key#path element its canonical JSON, of a given hash that hash.
+	// lookups, set with ResultHash: of a JSON string payload the string (or the key#path
+	// element) as sent, of a map its canonical JSON, of a given hash that hash.
 	ResultPrint uint64
 	IdemHash    string
 	RunID       string
