@@ -7,10 +7,13 @@ import (
 )
 
 // A shard interns at most maxInternedKeys attribute keys of at most maxInternedKeyLen bytes,
-// so hostile traffic with ever-new keys cannot grow the table without bound.
+// so hostile traffic with ever-new keys cannot grow the table without bound. Maps of more
+// than maxCompactedAttrs attributes are left as they are: the rebuild is quadratic in their
+// length, and no instrumentation sends that many.
 const (
 	maxInternedKeys   = 4096
 	maxInternedKeyLen = 128
+	maxCompactedAttrs = 128
 )
 
 // keyTable compacts the attributes of buffered spans. A decoded span holds its attributes in
@@ -45,7 +48,7 @@ func (t *keyTable) intern(k string) string {
 // it is: the rebuild would merge the duplicates.
 func (t *keyTable) compact(m pcommon.Map) {
 	n := m.Len()
-	if n == 0 {
+	if n == 0 || n > maxCompactedAttrs {
 		return
 	}
 	keys := t.scratch[:0]

@@ -139,3 +139,16 @@ func checkCompaction(t *testing.T, grace time.Duration, rootedCompacted bool) {
 		assert.Zero(t, shared, "the trace that arrived with its root was not compacted")
 	}
 }
+
+// TestCompactLeavesHugeMapsAlone: a span with a hostile number of attributes is held as it
+// came rather than rebuilt in quadratic time.
+func TestCompactLeavesHugeMapsAlone(t *testing.T) {
+	m := pcommon.NewMap()
+	for i := range maxCompactedAttrs + 1 {
+		m.PutStr(string(fmt.Appendf(nil, "k%d", i)), "v")
+	}
+	kt := newKeyTable()
+	kt.compact(m)
+	assert.Empty(t, kt.keys, "no key was interned")
+	assert.Equal(t, maxCompactedAttrs+1, m.Len())
+}

@@ -225,7 +225,7 @@ const compactHold = 5 * time.Second
 // decided 2s later as it came.)
 func (s *shard) mayWait(rooted bool) bool {
 	if rooted {
-		return s.cfg.rootGrace >= compactHold
+		return min(s.cfg.rootGrace, s.cfg.decisionWait) >= compactHold
 	}
 	return s.cfg.decisionWait >= compactHold
 }

@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"slices"
+	"strings"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
@@ -35,17 +37,18 @@ type triageScratch struct {
 	isTool   []bool
 	toolKids []int32
 	attempts []grouping.Attempt
-	keys     map[grouping.Identity]int
-	unhashed []int
+	keys     map[string]int
+	groups   map[groupKey]int
 	idems    map[string]struct{}
 	sends    map[int32]int
 }
 
 func newTriageScratch() triageScratch {
 	return triageScratch{
-		keys:  map[grouping.Identity]int{},
-		idems: map[string]struct{}{},
-		sends: map[int32]int{},
+		keys:   map[string]int{},
+		groups: map[groupKey]int{},
+		idems:  map[string]struct{}{},
+		sends:  map[int32]int{},
 	}
 }
 
@@ -131,7 +134,7 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 	}
 	idems := sc.idems
 	clear(idems)
-	var idemKinds byte
+	var hashedIdem, rawIdem bool
 	for i := range t.Nodes {
 		if !isTool[i] || toolKids[i] > 0 {
 			continue
@@ -151,7 +154,9 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 				return q
 			}
 			idems[g.Idem] = struct{}{}
-			if idemKinds |= g.Idem[0]; idemKinds != 'h' && idemKinds != 'k' {
+			hashedIdem = hashedIdem || g.Idem[0] == 'h'
+			rawIdem = rawIdem || g.Idem[0] == 'k'
+			if hashedIdem && rawIdem {
 				q.stop = "idempotency keys raw and hashed"
 				return q // only hashing tells them apart
 			}
@@ -186,49 +191,59 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 }
 
 // oneAttemptPerCall reports that no two attempts share a call key, counting the degraded
-// ones. A fallback key holds the args hash, which a glance does not compute: attempts
-// whose keys collide without it are hashed, and only a collision with it stops triage.
+// ones. Calls groups by the key string. A call id is its own key. A fallback key,
+// "fallback:<parent>:<tool>:<args hash or logical span>", holds the args hash, which a
+// glance does not compute; so fallback-keyed attempts are first grouped by parent and tool,
+// and only groups of two or more are hashed and compared whole. A tool name holding ':'
+// could make two different (tool, args) pairs spell one key, and a call id spelled like a
+// fallback key could equal one: then every fallback key is computed and compared.
 func (an *Analyzer) oneAttemptPerCall(q *Quick, attempts []grouping.Attempt) bool {
 	t := q.Tree
-	keys := an.scratch.keys
+	keys := an.scratch.keys // full keys seen
 	clear(keys)
-	unhashed := an.scratch.unhashed[:0] // fallback-keyed attempts whose key collided before hashing
-	defer func() { an.scratch.unhashed = unhashed[:0] }()
+	groups := an.scratch.groups // parent and tool of fallback-keyed attempts -> count
+	clear(groups)
+	var degraded []int
+	ambiguous := false
 	for i := range attempts {
 		k := grouping.Identify(t, &attempts[i])
-		if k.IDLooksDegraded() {
-			q.stop = "call id spelled like a fallback key"
-			return false
-		}
-		if k.Degraded {
-			q.DegradedCalls++
-		}
-		j, dup := keys[k]
-		if !dup {
-			keys[k] = i
+		if !k.Degraded {
+			if _, dup := keys[k.ID]; dup {
+				q.stop = "two attempts under one call key"
+				return false
+			}
+			keys[k.ID] = i
+			ambiguous = ambiguous || strings.HasPrefix(k.ID, "fallback:")
 			continue
 		}
-		if !k.Degraded || attempts[i].Logical >= 0 {
-			q.stop = "two attempts under one call key"
-			return false
-		}
-		if j >= 0 {
-			unhashed = append(unhashed, j)
-			keys[k] = -1
-		}
-		unhashed = append(unhashed, i)
+		q.DegradedCalls++
+		degraded = append(degraded, i)
+		ambiguous = ambiguous || strings.Contains(k.Tool, ":")
+		groups[groupKey{k.Parent, k.Tool}]++
 	}
-	for _, i := range unhashed {
+	for _, i := range degraded {
 		a := &attempts[i]
-		a.ArgsHash = an.x.ArgsDigest(a.Span)
 		k := grouping.Identify(t, a)
-		if _, dup := keys[k]; dup {
-			q.stop = "two fallback-keyed attempts with one args hash"
+		if !ambiguous && groups[groupKey{k.Parent, k.Tool}] < 2 {
+			continue
+		}
+		if a.Logical < 0 {
+			a.ArgsHash = an.x.ArgsDigest(a.Span)
+		}
+		key := grouping.Identify(t, a).Key()
+		if _, dup := keys[key]; dup {
+			q.stop = "two fallback-keyed attempts under one key"
 			return false
 		}
-		keys[k] = i
+		keys[key] = i
 	}
 	return true
+}
+
+// groupKey is the part of a fallback key a glance knows.
+type groupKey struct {
+	parent pcommon.SpanID
+	tool   string
 }
 
 // unbacked reports an answer span citing an asset no span read. Triage has already seen

@@ -6,10 +6,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/fixtures"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
@@ -145,18 +147,44 @@ func TestTriageStopsAtEachRule(t *testing.T) {
 	idem.span("execute_tool pay", root, 10, 20, genaiTool("pay", "c1", `{}`, attr("idempotency_key", "k1"), attr("side_effect", "external"))...)
 	idem.span("execute_tool pay", root, 30, 40, genaiTool("pay", "c2", `{}`, attr("idempotency_key", "k1"), attr("side_effect", "external"))...)
 	breaks["one idempotency key, two external effects"] = idem
+	mixed := newTrace(95)
+	root = mixed.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+	mixed.span("execute_tool pay", root, 10, 20, genaiTool("pay", "c1", `{}`, attr("idempotency_key", "order-42"), attr("side_effect", "external"))...)
+	mixed.span("execute_tool pay", root, 30, 40, genaiTool("pay", "c2", `{}`, attr("idem_hash", payload.NewHasher(nil).String("order-42")), attr("side_effect", "external"))...)
+	breaks["one idempotency key sent raw and hashed"] = mixed
+	spelled := newTrace(96)
+	root = spelled.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+	spelled.span("execute_tool fs:read", root, 10, 20, genaiTool("fs:read", "", `{}`, attr("args_hash", "c"))...)
+	spelled.span("execute_tool fs", root, 30, 40, genaiTool("fs", "", `{}`, attr("args_hash", "read:c"))...)
+	breaks["two identities spelling one fallback key"] = spelled
 
 	for name, b := range breaks {
 		q := an.Triage(b.td)
 		assert.False(t, q.Clean, name)
-		// The trace really holds a signal, or triage is merely cautious; never the reverse.
-		if q.Clean {
-			assert.True(t, an.Analyze(b.td).Signals.Clean(), name)
-		}
+	}
+	for _, name := range []string{"one idempotency key sent raw and hashed", "two identities spelling one fallback key"} {
+		assert.False(t, an.Analyze(breaks[name].td).Signals.Clean(), name+": analysis finds the signal triage must not clear")
 	}
 }
 
 func spanIDOf(b *traceBuilder, i int) [8]byte { return b.spans.At(i).SpanID() }
+
+// TestRememberCleanTakesTheSourceAnalysisTakes: a result element that is not valid JSON is
+// skipped for the next result source by both paths, so both remember the same result.
+func TestRememberCleanTakesTheSourceAnalysisTakes(t *testing.T) {
+	mem := stalecache.New(100)
+	an := New(DefaultConfig(), mem)
+	b := newTrace(97)
+	root := b.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+	b.span("execute_tool quote", root, 10, 200, genaiTool("quote", "c1", `{"sku":1}`,
+		attr("response", `{"result":{"price":10,}}`), attr("tool_response", "price is 10"))...)
+	q := an.Triage(b.td)
+	require.True(t, q.Clean)
+	an.RememberClean(q)
+	_, _, ok := mem.Recall(an.Analyze(b.td).Units[0].Last().ResultPrint)
+	assert.True(t, ok)
+	assert.Equal(t, 1, mem.Len())
+}
 
 // TestRememberCleanFeedsTheStaleCacheCheck: a clean trace dropped after triage alone still
 // counts as the earlier trace whose result a stale cache serves.
@@ -202,4 +230,60 @@ func BenchmarkTriageAgentTraffic(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*spans), "ns/span")
+}
+
+// FuzzTriageNeverClearsASignal builds small traces from fuzzed fields — tool names, call
+// ids, args and their hashes, idempotency keys raw or hashed, side effects, results,
+// attempt numbers, statuses, HTTP sends, parents — and fails when triage proves clean a
+// trace the analysis finds a signal in.
+func FuzzTriageNeverClearsASignal(f *testing.F) {
+	f.Add("fs:read", "fs", "", "", "c", "read:c", "k", uint8(0), uint8(0))
+	f.Add("pay", "pay", "c1", "c2", `{"a":1}`, `{ "a": 1 }`, "order-42", uint8(7), uint8(3))
+	f.Add("t", "t", "", "", `{"a":1}`, `{"a":2}`, "", uint8(0x55), uint8(0xaa))
+	hashOf := payload.NewHasher(nil).String
+	f.Fuzz(func(t *testing.T, toolA, toolB, callA, callB, argsA, argsB, idem string, shape, parents uint8) {
+		b := newTrace(99)
+		root := b.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+		ids := []pcommon.SpanID{root}
+		for i := range 4 {
+			bit := func(n int) bool { return shape>>((i+n)%8)&1 == 1 }
+			tool, call, args := toolA, callA, argsA
+			if i%2 == 1 {
+				tool, call, args = toolB, callB, argsB
+			}
+			opts := []spanOpt{attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", tool)}
+			if call != "" && bit(0) {
+				opts = append(opts, attr("gen_ai.tool.call.id", call))
+			}
+			if bit(1) {
+				opts = append(opts, attr("args_hash", args))
+			} else {
+				opts = append(opts, attr("gen_ai.tool.call.arguments", args))
+			}
+			if idem != "" && bit(2) {
+				if bit(3) {
+					opts = append(opts, attr("idem_hash", hashOf(idem)))
+				} else {
+					opts = append(opts, attr("idempotency_key", idem))
+				}
+				opts = append(opts, attr("side_effect", "external"))
+			}
+			if bit(4) {
+				opts = append(opts, attr("gen_ai.tool.call.result", `{"isError": false, "r": "`+args+`"}`))
+			}
+			if bit(5) && bit(6) {
+				opts = append(opts, attr("attempt", int64(i%3)))
+			}
+			parent := ids[int(parents>>(2*i)&3)%len(ids)]
+			ids = append(ids, b.span("execute_tool "+tool, parent, int64(10+i*20), int64(20+i*20), opts...))
+			if bit(7) {
+				b.span("POST", ids[len(ids)-1], int64(11+i*20), int64(12+i*20), kind(ptrace.SpanKindClient), attr("http.request.method", "POST"))
+			}
+		}
+		an := New(DefaultConfig(), nil)
+		tr := an.Analyze(b.td)
+		if q := an.Triage(b.td); q.Clean && !tr.Signals.Clean() {
+			t.Fatalf("triage proved clean a trace analysis found %+v (findings %v)", tr.Signals, tr.Findings)
+		}
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -80,8 +79,9 @@ func Calls(t *Tree, attempts []*Attempt) []*Call {
 
 // Identity is what makes attempts one call: the call id, or for the degraded fallback the
 // parent span, tool name and args hash (or, for attempts nested under a logical span
-// without a call id, that span). Identities compare equal exactly when their keys do
-// (unless a call id is spelled like a fallback key: see IDLooksDegraded).
+// without a call id, that span). Calls groups by Key(): two different identities can spell
+// one key (a tool name holding ':', a call id spelled like a fallback key), so compare
+// keys, not identities.
 type Identity struct {
 	ID       string
 	Degraded bool
@@ -118,10 +118,6 @@ func (k Identity) Key() string {
 	}
 	return fmt.Sprintf("fallback:%s:%s:%s", k.Parent, k.Tool, k.Args)
 }
-
-// IDLooksDegraded reports a call id spelled like a fallback key, which could equal another
-// call's fallback key.
-func (k Identity) IDLooksDegraded() bool { return !k.Degraded && strings.HasPrefix(k.ID, "fallback:") }
 
 func callKey(t *Tree, a *Attempt) (string, bool) {
 	k := Identify(t, a)

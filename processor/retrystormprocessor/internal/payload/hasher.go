@@ -124,9 +124,14 @@ func (x *Hasher) ValuePathPrint(v pcommon.Value, path []string, digest bool) (st
 			return "", 0, false
 		}
 		p := maphash.Bytes(printSeed, elem)
+		// The element must be one ValuePath digests, or the two paths would take different
+		// sources (the next one, when this element is not valid JSON).
+		out, err := x.c.appendCanonical(x.scratch[:0], elem)
+		x.scratch = out
+		if err != nil {
+			return "", 0, false
+		}
 		if !digest {
-			// Not parsed: an element ValuePath would reject (invalid JSON) is fingerprinted
-			// all the same; no analysis ever produces that fingerprint to look it up.
 			return "-", p, true
 		}
 		h, ok := x.ValuePath(v, path)

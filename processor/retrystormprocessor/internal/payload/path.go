@@ -3,6 +3,7 @@ package payload
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
@@ -120,10 +121,11 @@ func rawElement(doc []byte, path []string) ([]byte, bool) {
 	return doc, true
 }
 
-// keyIs reports whether the JSON string token tok spells key.
+// keyIs reports whether the JSON string token tok spells key once decoded (escapes
+// resolved, invalid UTF-8 read as U+FFFD, as encoding/json does).
 func keyIs(tok []byte, key string) bool {
 	body := tok[1 : len(tok)-1]
-	if bytes.IndexByte(body, '\\') < 0 {
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return string(body) == key
 	}
 	s, ok := unquote(tok)
@@ -170,9 +172,7 @@ func skipRaw(doc []byte, i int) (int, bool) {
 				}
 				j = end - 1
 			case '{', '[':
-				if depth++; depth > maxDepth {
-					return 0, false
-				}
+				depth++ // counted, not recursed: a deep neighbour costs no stack
 			case '}', ']':
 				if depth--; depth == 0 {
 					return j + 1, true
@@ -199,7 +199,7 @@ func unquote(tok []byte) (string, bool) {
 		return "", false
 	}
 	body := tok[1 : len(tok)-1]
-	if bytes.IndexByte(body, '\\') < 0 {
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return string(body), true
 	}
 	var s string

@@ -27,11 +27,11 @@ type Memory struct {
 	stripe [stripes]struct {
 		mu    sync.Mutex
 		cache *simplelru.LRU[uint64, sighting]
-		_     [40]byte // keep stripes on separate cache lines
+		_     [64 - 16]byte // one stripe per 64-byte cache line
 	}
 }
 
-// New returns a Memory holding at most size fingerprints (at least one per stripe).
+// New returns a Memory holding size fingerprints, rounded up to a multiple of the stripes.
 func New(size int) *Memory {
 	m := &Memory{}
 	per := max((size+stripes-1)/stripes, 1)
