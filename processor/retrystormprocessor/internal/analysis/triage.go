@@ -39,6 +39,8 @@ type triageScratch struct {
 	attempts []grouping.Attempt
 	keys     map[string]int
 	groups   map[groupKey]int
+	tails    map[groupKey]struct{}
+	degraded []int
 	idems    map[string]struct{}
 	sends    map[int32]int
 }
@@ -47,6 +49,7 @@ func newTriageScratch() triageScratch {
 	return triageScratch{
 		keys:   map[string]int{},
 		groups: map[groupKey]int{},
+		tails:  map[groupKey]struct{}{},
 		idems:  map[string]struct{}{},
 		sends:  map[int32]int{},
 	}
@@ -203,7 +206,8 @@ func (an *Analyzer) oneAttemptPerCall(q *Quick, attempts []grouping.Attempt) boo
 	clear(keys)
 	groups := an.scratch.groups // parent and tool of fallback-keyed attempts -> count
 	clear(groups)
-	var degraded []int
+	degraded := an.scratch.degraded[:0]
+	defer func() { an.scratch.degraded = degraded[:0] }()
 	ambiguous := false
 	for i := range attempts {
 		k := grouping.Identify(t, &attempts[i])
@@ -219,31 +223,50 @@ func (an *Analyzer) oneAttemptPerCall(q *Quick, attempts []grouping.Attempt) boo
 		q.DegradedCalls++
 		degraded = append(degraded, i)
 		ambiguous = ambiguous || strings.Contains(k.Tool, ":")
-		groups[groupKey{k.Parent, k.Tool}]++
+		groups[groupKey{parent: k.Parent, tool: k.Tool}]++
 	}
+	tails := an.scratch.tails
+	clear(tails)
 	for _, i := range degraded {
 		a := &attempts[i]
 		k := grouping.Identify(t, a)
-		if !ambiguous && groups[groupKey{k.Parent, k.Tool}] < 2 {
+		if !ambiguous && groups[groupKey{parent: k.Parent, tool: k.Tool}] < 2 {
 			continue
 		}
 		if a.Logical < 0 {
 			a.ArgsHash = an.x.ArgsDigest(a.Span)
+			k = grouping.Identify(t, a)
 		}
-		key := grouping.Identify(t, a).Key()
-		if _, dup := keys[key]; dup {
+		if ambiguous {
+			key := k.Key()
+			if _, dup := keys[key]; dup {
+				q.stop = "two fallback-keyed attempts under one key"
+				return false
+			}
+			keys[key] = i
+			continue
+		}
+		// Same parent and a tool name without ':': the keys are equal exactly when the
+		// part after the tool name is.
+		tail := groupKey{parent: k.Parent, tool: k.Tool, tail: k.Args}
+		if a.Logical >= 0 {
+			tail.tail = k.Logical.String()
+		}
+		if _, dup := tails[tail]; dup {
 			q.stop = "two fallback-keyed attempts under one key"
 			return false
 		}
-		keys[key] = i
+		tails[tail] = struct{}{}
 	}
 	return true
 }
 
-// groupKey is the part of a fallback key a glance knows.
+// groupKey is the part of a fallback key a glance knows, parent and tool, and once hashed
+// the rest of it.
 type groupKey struct {
 	parent pcommon.SpanID
 	tool   string
+	tail   string
 }
 
 // unbacked reports an answer span citing an asset no span read. Triage has already seen
