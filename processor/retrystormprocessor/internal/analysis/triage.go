@@ -55,16 +55,6 @@ func newTriageScratch() triageScratch {
 	}
 }
 
-// resize returns s with length n, zeroed, reusing its array when large enough.
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	s = s[:n]
-	clear(s)
-	return s
-}
-
 // hashedFields are the completeness fields a glance does not read.
 const hashedFields = toolspan.FieldArgsHash | toolspan.FieldResultHash | toolspan.FieldIdemHash
 
@@ -105,8 +95,10 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 	cfg := &an.cfg.Findings
 	n := len(t.Nodes)
 	sc := &an.scratch
-	isTool := resize(sc.isTool, n)
-	toolKids := resize(sc.toolKids, n)
+	isTool := slices.Grow(sc.isTool[:0], n)[:n]
+	toolKids := slices.Grow(sc.toolKids[:0], n)[:n]
+	clear(isTool)
+	clear(toolKids)
 	attempts := sc.attempts[:0]
 	defer func() {
 		// Keep the scratch space, but no references into this trace.
