@@ -142,11 +142,10 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		}
 	}
 	if tr == nil {
-		if q != nil {
-			tr = s.analyzer.AnalyzeTree(q.Tree)
-		} else {
-			tr = s.analyzer.Analyze(pt.td)
+		if q == nil {
+			q = s.analyzer.Index(pt.td) // an error span: no triage, the tree all the same
 		}
+		tr = s.analyzer.AnalyzeTree(q.Tree)
 	}
 	s.tel.analysed(tr)
 	d := s.policy.Decide(decision.Input{

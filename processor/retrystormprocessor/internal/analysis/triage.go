@@ -81,13 +81,8 @@ func (an *Analyzer) triageable() bool {
 // Without a failed attempt there are no agent-level chains, no unrecovered failure and no
 // stale-cache read; with one attempt per call, no drift and no flip.
 func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
-	t := an.spare
-	an.spare = nil
-	if t == nil {
-		t = &grouping.Tree{}
-	}
-	t.Reset(td)
-	q := &Quick{Tree: t}
+	q := an.Index(td)
+	t := q.Tree
 	if !an.triageable() || t.DuplicateSpanIDs > 0 || t.CutCycles > 0 {
 		q.stop = "configuration or tree"
 		return q
@@ -293,6 +288,18 @@ func (an *Analyzer) fewSends(t *grouping.Tree, isTool []bool, toolKids []int32) 
 		}
 	}
 	return true
+}
+
+// Index builds the span tree of td on the analyzer's spare tree, for AnalyzeTree, without
+// triage (for a trace already known to hold a signal); Recycle hands it back.
+func (an *Analyzer) Index(td ptrace.Traces) *Quick {
+	t := an.spare
+	an.spare = nil
+	if t == nil {
+		t = &grouping.Tree{}
+	}
+	t.Reset(td)
+	return &Quick{Tree: t}
 }
 
 // Recycle hands q's tree back for the next Triage. Call it once nothing uses q, nor an

@@ -27,8 +27,9 @@ func ScanResult(v pcommon.Value) (isError bool, text string) {
 		return scanAny(v.Map().AsRaw(), 0)
 	case pcommon.ValueTypeStr:
 		s := v.Str()
-		// Parsing is the expensive part: skip it unless the flag can be there.
-		if !strings.Contains(s, "isError") && !strings.Contains(s, "is_error") && !strings.Contains(s, `\u`) {
+		// Parsing is the expensive part: skip it unless the flag can be there (an MCP result
+		// says "isError": false on every success).
+		if stringFlagFree(s) {
 			return false, ""
 		}
 		var doc any
