@@ -164,7 +164,9 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	if d.Stamp {
 		stampSpans(pt.td, d.Threshold)
 	}
-	s.cache.Keep(pt.id, keptDecision{stamp: d.Stamp, threshold: d.Threshold})
+	if s.cache.Keep(pt.id, keptDecision{stamp: d.Stamp, threshold: d.Threshold}) {
+		s.tel.cacheEvicted(decisionKept)
+	}
 	s.enqueue(pt.td, pt.spans)
 	pt.td = ptrace.Traces{}
 }
@@ -172,7 +174,9 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 // drop records a decision to drop pt.
 func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause string) {
 	s.tel.decided(d, cause, now.Sub(pt.first))
-	s.cache.Drop(pt.id)
+	if s.cache.Drop(pt.id) {
+		s.tel.cacheEvicted(decisionDropped)
+	}
 	s.tel.droppedSpans(dropSampledOut, pt.spans)
 	pt.td = ptrace.Traces{}
 }

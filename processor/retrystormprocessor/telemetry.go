@@ -47,6 +47,7 @@ type telemetry struct {
 	traces   map[[2]string]metric.AddOption
 	findings map[string]metric.AddOption
 	late     map[string]metric.AddOption
+	evicted  map[string]metric.AddOption
 	early    map[string]metric.AddOption
 	dropped  map[string]metric.AddOption
 }
@@ -61,6 +62,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		traces:   map[[2]string]metric.AddOption{},
 		findings: attrOptions("kind", findings.Kinds...),
 		late:     attrOptions("decision", decisionKept, decisionDropped),
+		evicted:  attrOptions("decision", decisionKept, decisionDropped),
 		early:    attrOptions("cause", causeMemoryPressure, causeShutdown),
 		dropped:  attrOptions("cause", dropSampledOut, dropLate, dropNextConsumerError, dropShutdown),
 	}
@@ -94,6 +96,11 @@ func (t *telemetry) add(c metric.Int64Counter, n int64, opt metric.AddOption) {
 func (t *telemetry) received(n int64) { t.add(t.b.ProcessorRetryStormSpansReceived, n, nil) }
 func (t *telemetry) forwarded(n int64) {
 	t.add(t.b.ProcessorRetryStormSpansForwarded, n, nil)
+}
+
+// cacheEvicted counts a decision the decision cache forgot to make room.
+func (t *telemetry) cacheEvicted(decision string) {
+	t.add(t.b.ProcessorRetryStormCacheEvictions, 1, t.evicted[decision])
 }
 
 func (t *telemetry) droppedSpans(cause string, n int64) {

@@ -124,3 +124,21 @@ func TestToolNameLabelsAreValidUTF8(t *testing.T) {
 	assert.Equal(t, "pay\uFFFDnow", tn.bound("pay\xffnow"))
 	assert.Equal(t, toolUnknown, tn.bound(""))
 }
+
+// TestDecisionCacheEvictionsAreCounted: a decision the cache forgets to make room is counted
+// by the decision it was, since a later span of that trace starts the trace over.
+func TestDecisionCacheEvictionsAreCounted(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	cfg.DecisionCache.KeptTraces = 1
+	cfg.DecisionCache.DroppedTraces = 1
+	cfg.Sampling.CleanPercent = 0
+	h := newHarness(t, cfg, nil, withSynchronous())
+	for i := range uint64(3) {
+		h.consume(stormTrace(traceID(10 + i)))
+		h.consume(cleanTrace(traceID(20+i), "lookup"))
+	}
+	h.advance(3 * time.Second)
+	assert.EqualValues(t, 2, h.sum(metadata.MetricCacheEvictions, attribute.String("decision", "kept")))
+	assert.EqualValues(t, 2, h.sum(metadata.MetricCacheEvictions, attribute.String("decision", "dropped")))
+}

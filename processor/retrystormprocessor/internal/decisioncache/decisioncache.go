@@ -26,15 +26,17 @@ func New[V any](kept, dropped int) *Cache[V] {
 	return c
 }
 
-// Keep records a kept trace with its decision.
-func (c *Cache[V]) Keep(id pcommon.TraceID, v V) {
-	if c.kept != nil {
-		c.kept.Add(id, v)
+// Keep records a kept trace with its decision and reports whether the least recently used
+// decision was forgotten to make room.
+func (c *Cache[V]) Keep(id pcommon.TraceID, v V) (evicted bool) {
+	if c.kept == nil {
+		return false
 	}
+	return c.kept.Add(id, v)
 }
 
-// Drop records a dropped trace.
-func (c *Cache[V]) Drop(id pcommon.TraceID) { c.dropped.Add(id) }
+// Drop records a dropped trace and reports whether the oldest was forgotten to make room.
+func (c *Cache[V]) Drop(id pcommon.TraceID) (evicted bool) { return c.dropped.Add(id) }
 
 // Kept returns the decision of a kept trace, refreshing its recency.
 func (c *Cache[V]) Kept(id pcommon.TraceID) (V, bool) {
@@ -73,19 +75,20 @@ func NewSet(size int) *Set {
 	return &Set{ring: make([]uint64, size), index: make(map[uint64]int32, min(size, 1<<16))}
 }
 
-// Add inserts id, evicting the oldest id when the set is full.
-func (s *Set) Add(id pcommon.TraceID) {
+// Add inserts id, evicting the oldest id when the set is full, and reports an eviction.
+func (s *Set) Add(id pcommon.TraceID) (evicted bool) {
 	if len(s.ring) == 0 {
-		return
+		return false
 	}
 	fp := fingerprint(id)
 	if _, ok := s.index[fp]; ok {
-		return
+		return false
 	}
 	if s.full {
 		old := s.ring[s.next]
 		if i, ok := s.index[old]; ok && int(i) == s.next {
 			delete(s.index, old)
+			evicted = true
 		}
 	}
 	s.ring[s.next] = fp
@@ -94,6 +97,7 @@ func (s *Set) Add(id pcommon.TraceID) {
 	if s.next == len(s.ring) {
 		s.next, s.full = 0, true
 	}
+	return evicted
 }
 
 // Has reports whether id is in the set.

@@ -16,10 +16,10 @@ func id(n uint64) pcommon.TraceID {
 
 func TestKeptIsLRU(t *testing.T) {
 	c := New[string](2, 0)
-	c.Keep(id(1), "storm")
-	c.Keep(id(2), "clean")
+	assert.False(t, c.Keep(id(1), "storm"))
+	assert.False(t, c.Keep(id(2), "clean"))
 	_, _ = c.Kept(id(1)) // 1 is now more recent than 2
-	c.Keep(id(3), "storm")
+	assert.True(t, c.Keep(id(3), "storm"), "a full cache reports the decision it forgot")
 	v, ok := c.Kept(id(1))
 	assert.True(t, ok)
 	assert.Equal(t, "storm", v)
@@ -33,9 +33,9 @@ func TestKeptIsLRU(t *testing.T) {
 func TestDroppedForgetsOldestFirst(t *testing.T) {
 	c := New[struct{}](0, 3)
 	for n := range uint64(5) {
-		c.Drop(id(n))
+		assert.Equal(t, n >= 3, c.Drop(id(n)), "an eviction is reported once the ring is full")
 	}
-	c.Drop(id(4)) // re-adding does not take a slot
+	assert.False(t, c.Drop(id(4)), "re-adding does not take a slot")
 	for n, want := range []bool{false, false, true, true, true} {
 		assert.Equalf(t, want, c.Dropped(id(uint64(n))), "trace %d", n)
 	}

@@ -30,6 +30,7 @@ const (
 	MetricBufferedTraces     = prefix + "buffered_traces"
 	MetricBufferedSpans      = prefix + "buffered_spans"
 	MetricDecisionLatency    = prefix + "decision_latency"
+	MetricCacheEvictions     = prefix + "decision_cache_evictions"
 	stabilityNote            = " [Alpha]"
 )
 
@@ -61,6 +62,7 @@ type TelemetryBuilder struct {
 	ProcessorRetryStormTraces             metric.Int64Counter
 	ProcessorRetryStormLateSpans          metric.Int64Counter
 	ProcessorRetryStormEarlyDecisions     metric.Int64Counter
+	ProcessorRetryStormCacheEvictions     metric.Int64Counter
 	ProcessorRetryStormBufferedBytes      metric.Int64ObservableGauge
 	ProcessorRetryStormBufferedTraces     metric.Int64ObservableGauge
 	ProcessorRetryStormBufferedSpans      metric.Int64ObservableGauge
@@ -115,6 +117,7 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 		{&b.ProcessorRetryStormTraces, MetricTraces, "{trace}", "Traces decided, by decision (kept, dropped) and reason."},
 		{&b.ProcessorRetryStormLateSpans, MetricLateSpans, "{span}", "Spans that arrived after their trace's decision, by decision."},
 		{&b.ProcessorRetryStormEarlyDecisions, MetricEarlyDecisions, "{trace}", "Traces decided before their deadline, by cause (memory_pressure, shutdown)."},
+		{&b.ProcessorRetryStormCacheEvictions, MetricCacheEvictions, "{trace}", "Trace decisions forgotten to make room in the decision cache, by decision (kept, dropped); a later span of such a trace starts it over."},
 	}
 }
 
