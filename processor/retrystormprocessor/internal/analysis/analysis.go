@@ -3,6 +3,8 @@
 package analysis // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 
 import (
+	"slices"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -152,22 +154,35 @@ func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 // attempts recognises the tool spans, marks the logical ones (a tool span with tool-span
 // children), and returns the attempts with their transport sends, plus the reads of assets.
 func (an *Analyzer) attempts(t *grouping.Tree, out *Trace) ([]*grouping.Attempt, findings.Reads) {
-	isTool := make([]bool, len(t.Nodes))
+	n := len(t.Nodes)
+	// isTool and logical are scratch space: nothing keeps them past this call.
+	isTool := slices.Grow(an.scratch.analysisIsTool[:0], n)[:n]
+	logical := slices.Grow(an.scratch.analysisLogical[:0], n)[:n]
+	clear(isTool)
+	clear(logical)
+	defer func() { an.scratch.analysisIsTool, an.scratch.analysisLogical = isTool[:0], logical[:0] }()
 	for i := range t.Nodes {
 		isTool[i] = an.x.IsToolSpan(t.Nodes[i].Span)
 		if isTool[i] {
 			out.ToolSpans = append(out.ToolSpans, int32(i))
 		}
 	}
-	logical := make([]bool, len(t.Nodes))
 	for i := range t.Nodes {
 		if p := t.Nodes[i].Parent; isTool[i] && p >= 0 && isTool[p] {
 			logical[p] = true
 		}
 	}
+	count := 0
+	for i := range t.Nodes {
+		if isTool[i] && !logical[i] {
+			count++
+		}
+	}
+	// One allocation for every attempt of the trace; the calls and units point into it.
+	slab := make([]grouping.Attempt, count)
 	reads := findings.Reads{}
 	tools := map[string]struct{}{}
-	var attempts []*grouping.Attempt
+	attempts := make([]*grouping.Attempt, 0, count)
 	for i := range t.Nodes {
 		node := &t.Nodes[i]
 		if !isTool[i] || logical[i] {
@@ -176,7 +191,8 @@ func (an *Analyzer) attempts(t *grouping.Tree, out *Trace) ([]*grouping.Attempt,
 			}
 			continue
 		}
-		a := &grouping.Attempt{Attempt: an.x.Extract(node.Span, node.Resource), Node: int32(i), Logical: -1}
+		a := &slab[len(attempts)]
+		*a = grouping.Attempt{Attempt: an.x.Extract(node.Span, node.Resource), Node: int32(i), Logical: -1}
 		if p := node.Parent; p >= 0 && logical[p] {
 			a.Logical = p
 		}

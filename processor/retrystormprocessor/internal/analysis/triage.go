@@ -41,8 +41,11 @@ type triageScratch struct {
 	groups   map[groupKey]int
 	tails    map[groupKey]struct{}
 	degraded []int
-	idems    map[string]struct{}
-	sends    map[int32]int
+	// analysisIsTool and analysisLogical are AnalyzeTree's.
+	analysisIsTool  []bool
+	analysisLogical []bool
+	idems           map[string]struct{}
+	sends           map[int32]int
 }
 
 func newTriageScratch() triageScratch {

@@ -287,3 +287,29 @@ func FuzzTriageNeverClearsASignal(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAnalyzeAgentTraffic analyses the same mix as BenchmarkTriageAgentTraffic: what
+// triage saves on a clean trace, and what a kept or signal trace still costs.
+func BenchmarkAnalyzeAgentTraffic(b *testing.B) {
+	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 5})
+	require.NoError(b, err)
+	traces := gen.Generate(500)
+	tds := make([]ptrace.Traces, len(traces))
+	spans := 0
+	for i := range traces {
+		tds[i] = agenttraffic.TraceToPdata(&traces[i])
+		spans += tds[i].SpanCount()
+	}
+	an := New(DefaultConfig(), stalecache.New(100000))
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		for _, td := range tds {
+			q := an.Index(td)
+			an.AnalyzeTree(q.Tree)
+			an.Recycle(q)
+		}
+		n++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*spans), "ns/span")
+}
