@@ -311,9 +311,21 @@ func (an *Analyzer) Recycle(q *Quick) {
 	if q == nil || q.Tree == nil {
 		return
 	}
-	q.Tree.Release()
-	an.spare, q.Tree = q.Tree, nil
+	t := q.Tree
+	q.Tree = nil
+	if len(t.Nodes) > maxReusedSpans {
+		// One huge trace must not pin its tree (and its id map, which never shrinks)
+		// for the life of the shard: let the collector have it.
+		an.spare = nil
+		an.scratch = newTriageScratch()
+		return
+	}
+	t.Release()
+	an.spare = t
 }
+
+// maxReusedSpans bounds the trace whose tree and scratch space are kept for reuse.
+const maxReusedSpans = 4096
 
 // RememberClean records the ok results of a trace Triage proved clean in the stale-cache
 // memory, as Analyze would have: a trace dropped without analysis is still an earlier

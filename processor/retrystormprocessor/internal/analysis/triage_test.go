@@ -313,3 +313,25 @@ func BenchmarkAnalyzeAgentTraffic(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*spans), "ns/span")
 }
+
+// TestRecycleLetsAHugeTraceGo: the spare tree and scratch of an analyzer do not keep the
+// size of the largest trace they saw.
+func TestRecycleLetsAHugeTraceGo(t *testing.T) {
+	an := New(DefaultConfig(), nil)
+	big := newTrace(98)
+	root := big.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+	for i := range maxReusedSpans + 1 {
+		big.span("step", root, int64(i%900), int64(i%900+1))
+	}
+	q := an.Triage(big.td)
+	require.True(t, q.Clean)
+	an.Recycle(q)
+	assert.Nil(t, an.spare, "the huge tree is not kept")
+	assert.Zero(t, cap(an.scratch.isTool))
+
+	small := newTrace(99)
+	small.span("invoke_agent a", noParent, 0, 10, agentSpan("a")...)
+	q = an.Triage(small.td)
+	an.Recycle(q)
+	assert.NotNil(t, an.spare, "an ordinary tree is kept for the next trace")
+}
