@@ -31,8 +31,8 @@ type Quick struct {
 	stop string
 }
 
-// triageScratch is Triage's working space, kept between traces: an Analyzer serves one
-// goroutine.
+// triageScratch is the working space of Triage and AnalyzeTree, kept between traces: an
+// Analyzer serves one goroutine.
 type triageScratch struct {
 	isTool   []bool
 	toolKids []int32
@@ -41,11 +41,11 @@ type triageScratch struct {
 	groups   map[groupKey]int
 	tails    map[groupKey]struct{}
 	degraded []int
+	idems    map[string]struct{}
+	sends    map[int32]int
 	// analysisIsTool and analysisLogical are AnalyzeTree's.
 	analysisIsTool  []bool
 	analysisLogical []bool
-	idems           map[string]struct{}
-	sends           map[int32]int
 }
 
 func newTriageScratch() triageScratch {
@@ -70,8 +70,8 @@ func (an *Analyzer) triageable() bool {
 // Triage looks at td the cheap way. It proves a trace clean only under conditions that
 // make every rule of Analyze quiet, and answers "not proven" at the first thing that
 // could make one speak:
-//   - an error span, a cited-assets attribute (unbacked_citation), a duplicate span id or
-//     a parent cycle;
+//   - an error span, a cited asset no span read (unbacked_citation), a duplicate span id
+//     or a parent cycle;
 //   - a tool attempt whose glance is not a sure ok (error, timeout, unknown, or a result
 //     that may carry an isError flag), that lacks a required field, or whose explicit
 //     attempt number is not 1 (attempt_gap);

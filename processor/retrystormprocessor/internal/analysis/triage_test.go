@@ -207,6 +207,18 @@ func TestRememberCleanFeedsTheStaleCacheCheck(t *testing.T) {
 // BenchmarkTriageAgentTraffic triages the default agentsim mix (90% clean), as a shard
 // does for every trace: triage, remember a clean trace's results, hand the tree back.
 func BenchmarkTriageAgentTraffic(b *testing.B) {
+	benchmarkAgentTraffic(b, func(an *Analyzer, td ptrace.Traces) {
+		q := an.Triage(td)
+		if q.Clean {
+			an.RememberClean(q)
+		}
+		an.Recycle(q)
+	})
+}
+
+// benchmarkAgentTraffic runs each of 500 traces of the default agentsim mix through each
+// per loop and reports time per span.
+func benchmarkAgentTraffic(b *testing.B, each func(*Analyzer, ptrace.Traces)) {
 	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 5})
 	require.NoError(b, err)
 	traces := gen.Generate(500)
@@ -221,11 +233,7 @@ func BenchmarkTriageAgentTraffic(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		for _, td := range tds {
-			q := an.Triage(td)
-			if q.Clean {
-				an.RememberClean(q)
-			}
-			an.Recycle(q)
+			each(an, td)
 		}
 		n++
 	}
@@ -291,27 +299,11 @@ func FuzzTriageNeverClearsASignal(f *testing.F) {
 // BenchmarkAnalyzeAgentTraffic analyses the same mix as BenchmarkTriageAgentTraffic: what
 // triage saves on a clean trace, and what a kept or signal trace still costs.
 func BenchmarkAnalyzeAgentTraffic(b *testing.B) {
-	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 5})
-	require.NoError(b, err)
-	traces := gen.Generate(500)
-	tds := make([]ptrace.Traces, len(traces))
-	spans := 0
-	for i := range traces {
-		tds[i] = agenttraffic.TraceToPdata(&traces[i])
-		spans += tds[i].SpanCount()
-	}
-	an := New(DefaultConfig(), stalecache.New(100000))
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		for _, td := range tds {
-			q := an.Index(td)
-			an.AnalyzeTree(q.Tree)
-			an.Recycle(q)
-		}
-		n++
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*spans), "ns/span")
+	benchmarkAgentTraffic(b, func(an *Analyzer, td ptrace.Traces) {
+		q := an.Index(td)
+		an.AnalyzeTree(q.Tree)
+		an.Recycle(q)
+	})
 }
 
 // TestRecycleLetsAHugeTraceGo: the spare tree and scratch of an analyzer do not keep the

@@ -87,7 +87,8 @@ func stringBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
-// StringAt is payload.StringAt reusing the Hasher's scratch space.
+// StringAt returns the string element at path inside v (see CanonicalValuePath), decoded;
+// false when the element is absent or not a string.
 func (x *Hasher) StringAt(v pcommon.Value, path []string) (string, bool) {
 	b, ok := x.c.valuePath(x.scratch[:0], v, path)
 	x.scratch = b
@@ -106,8 +107,8 @@ func PrintString(s string) uint64 { return maphash.String(printSeed, s) }
 
 // ValuePathPrint is ValuePath that also returns a 64-bit fingerprint of the payload: of a
 // string attribute, the string as sent, or the element at path as it stands in the string;
-// of a map, or an element inside one, its canonical JSON. With digest false it skips the digest (the string is then "-"), and a
-// string payload is not even parsed: the fingerprint then costs a fraction of a digest.
+// of a map, or an element inside one, its canonical JSON. With digest false it skips the
+// digest (the string is then "-"); a string read whole is then not even parsed.
 func (x *Hasher) ValuePathPrint(v pcommon.Value, path []string, digest bool) (string, uint64, bool) {
 	if len(path) == 0 && v.Type() == pcommon.ValueTypeStr {
 		p := maphash.String(printSeed, v.Str())
@@ -124,18 +125,16 @@ func (x *Hasher) ValuePathPrint(v pcommon.Value, path []string, digest bool) (st
 			return "", 0, false
 		}
 		p := maphash.Bytes(printSeed, elem)
-		// The element must be one ValuePath digests, or the two paths would take different
-		// sources (the next one, when this element is not valid JSON).
-		out, err := x.c.appendCanonical(x.scratch[:0], elem)
-		x.scratch = out
-		if err != nil {
+		// Canonicalised with or without the digest: an element ValuePath rejects (invalid
+		// JSON) must be rejected here too, or the two paths would take different sources.
+		b, ok := x.canonicalPath(v, path)
+		if !ok {
 			return "", 0, false
 		}
 		if !digest {
 			return "-", p, true
 		}
-		h, ok := x.ValuePath(v, path)
-		return h, p, ok
+		return x.Sum(b), p, true
 	}
 	b, ok := x.canonicalPath(v, path)
 	if !ok {

@@ -208,14 +208,3 @@ func unquote(tok []byte) (string, bool) {
 	}
 	return s, true
 }
-
-// StringAt returns the string element at path inside v (see CanonicalValuePath), decoded.
-// It reports false when the element is absent or not a string.
-func StringAt(v pcommon.Value, path []string) (string, bool) {
-	var c canonicalizer
-	b, ok := c.valuePath(nil, v, path)
-	if !ok || len(b) == 0 || b[0] != '"' {
-		return "", false
-	}
-	return unquote(b)
-}

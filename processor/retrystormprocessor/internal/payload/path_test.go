@@ -48,11 +48,12 @@ func TestValuePathReadsTheElement(t *testing.T) {
 			t.Errorf("path %v: got %q %v, want %q %v", path, got, ok, want, wantOK)
 		}
 	}
-	name, ok := StringAt(pcommon.NewValueStr(doc), []string{"params", "name"})
+	x := NewHasher(nil)
+	name, ok := x.StringAt(pcommon.NewValueStr(doc), []string{"params", "name"})
 	if !ok || name != `search "docs"` {
 		t.Errorf("StringAt = %q %v", name, ok)
 	}
-	if _, ok := StringAt(pcommon.NewValueStr(doc), []string{"params", "arguments"}); ok {
+	if _, ok := x.StringAt(pcommon.NewValueStr(doc), []string{"params", "arguments"}); ok {
 		t.Error("StringAt read an object as a string")
 	}
 }

@@ -4,9 +4,9 @@
 package stalecache // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 
 import (
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"sync"
 
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -55,21 +55,16 @@ func (m *Memory) Recall(hash uint64) (pcommon.Timestamp, pcommon.TraceID, bool) 
 	return s.at, s.trace, ok
 }
 
-// Remember records a sighting, keeping the earliest one. Most results are new: for them
-// it is one operation on the cache.
+// Remember records a sighting, keeping the earliest one.
 func (m *Memory) Remember(hash uint64, at pcommon.Timestamp, trace pcommon.TraceID) {
 	st := &m.stripe[m.of(hash)]
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	prev, seen := st.cache.Peek(hash)
-	switch {
-	case !seen:
-		st.cache.Add(hash, sighting{at: at, trace: trace})
-	case prev.at <= at:
+	if prev, seen := st.cache.Peek(hash); seen && prev.at <= at {
 		st.cache.Get(hash) // refresh recency
-	default:
-		st.cache.Add(hash, sighting{at: at, trace: trace})
+		return
 	}
+	st.cache.Add(hash, sighting{at: at, trace: trace})
 }
 
 // Len is the number of fingerprints held.
