@@ -26,9 +26,16 @@ type Quick struct {
 	ToolAttempts  int
 	Calls         int
 	DegradedCalls int
-	attempts      []int32
+	// printed holds the node and result fingerprint of each attempt with a result.
+	printed []printedResult
 	// stop names the check that ended a triage without proof, for tests.
 	stop string
+}
+
+// printedResult is an attempt's result fingerprint, for RememberClean.
+type printedResult struct {
+	node  int32
+	print uint64
 }
 
 // triageScratch is the working space of Triage and AnalyzeTree, kept between traces: an
@@ -43,6 +50,7 @@ type triageScratch struct {
 	degraded []int
 	idems    map[string]struct{}
 	sends    map[int32]int
+	printed  []printedResult
 	// analysisIsTool and analysisLogical are AnalyzeTree's.
 	analysisIsTool  []bool
 	analysisLogical []bool
@@ -98,10 +106,14 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 	clear(isTool)
 	clear(toolKids)
 	attempts := sc.attempts[:0]
+	// The fingerprints stay with q until Recycle hands them back.
+	printed := sc.printed[:0]
+	sc.printed = nil
 	defer func() {
 		// Keep the scratch space, but no references into this trace.
 		clear(attempts)
 		sc.isTool, sc.toolKids, sc.attempts = isTool, toolKids, attempts[:0]
+		q.printed = printed
 	}()
 	cites := false
 	for i := range t.Nodes {
@@ -154,6 +166,9 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 				return q // only hashing tells them apart
 			}
 		}
+		if g.Printed {
+			printed = append(printed, printedResult{node: int32(i), print: g.ResultPrint})
+		}
 		a := grouping.Attempt{Attempt: g.Attempt, Node: int32(i), Logical: -1}
 		if p := t.Nodes[i].Parent; p >= 0 && isTool[p] {
 			a.Logical = p
@@ -173,9 +188,7 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 	}
 	q.Clean = true
 	q.ToolAttempts, q.Calls = len(attempts), len(attempts)
-	q.attempts = make([]int32, len(attempts))
 	for i := range attempts {
-		q.attempts[i] = attempts[i].Node
 		if name := attempts[i].ToolName; !slices.Contains(q.Tools, name) {
 			q.Tools = append(q.Tools, name)
 		}
@@ -322,6 +335,10 @@ func (an *Analyzer) Recycle(q *Quick) {
 	}
 	t.Release()
 	an.spare = t
+	if q.printed != nil {
+		an.scratch.printed = q.printed[:0]
+		q.printed = nil
+	}
 }
 
 // maxReusedSpans bounds the trace whose tree and scratch space are kept for reuse.
@@ -335,10 +352,7 @@ func (an *Analyzer) RememberClean(q *Quick) {
 		return
 	}
 	traceID := q.Tree.Nodes[0].Span.TraceID()
-	for _, i := range q.attempts {
-		span := q.Tree.Nodes[i].Span
-		if p, ok := an.x.ResultPrint(span); ok {
-			an.mem.Remember(p, span.StartTimestamp(), traceID)
-		}
+	for _, r := range q.printed {
+		an.mem.Remember(r.print, q.Tree.Nodes[r.node].Span.StartTimestamp(), traceID)
 	}
 }

@@ -39,6 +39,16 @@ func checkTriage(t *testing.T, an *Analyzer, td ptrace.Traces, label string) (pr
 		assert.Equal(t, tr.Calls, q.Calls, label+": calls")
 		assert.Equal(t, tr.DegradedCalls, q.DegradedCalls, label+": degraded calls")
 		assert.ElementsMatch(t, tr.Tools, q.Tools, label+": tools")
+		// The results remembered are the ones the analysis remembers.
+		var want []printedResult
+		for _, u := range tr.Units {
+			for _, a := range u.Attempts() {
+				if a.ResultHash != "" {
+					want = append(want, printedResult{node: a.Node, print: a.ResultPrint})
+				}
+			}
+		}
+		assert.ElementsMatch(t, want, q.printed, label+": remembered results")
 	}
 	// Hand the tree back, so every next triage runs on a reused one.
 	an.Recycle(q)

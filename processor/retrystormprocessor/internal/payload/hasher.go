@@ -125,14 +125,17 @@ func (x *Hasher) ValuePathPrint(v pcommon.Value, path []string, digest bool) (st
 			return "", 0, false
 		}
 		p := maphash.Bytes(printSeed, elem)
-		// Canonicalised with or without the digest: an element ValuePath rejects (invalid
-		// JSON) must be rejected here too, or the two paths would take different sources.
+		// An element ValuePath rejects (invalid JSON) is rejected here too, or the two
+		// paths would take different sources; without the digest it is only validated.
+		if !digest {
+			if !validJSON(elem) {
+				return "", 0, false
+			}
+			return "-", p, true
+		}
 		b, ok := x.canonicalPath(v, path)
 		if !ok {
 			return "", 0, false
-		}
-		if !digest {
-			return "-", p, true
 		}
 		return x.Sum(b), p, true
 	}

@@ -20,6 +20,9 @@ type Glance struct {
 	// Sure is false when the outcome cannot be told without decoding the result: its
 	// payload may hold an isError flag. Status is then the outcome without that flag.
 	Sure bool
+	// Printed is true when the span carries a result: Attempt.ResultPrint is then set,
+	// exactly as Extract sets it.
+	Printed bool
 }
 
 // Glance reads span the cheap way (see Glance).
@@ -49,14 +52,12 @@ func (x *Extractor) Glance(span ptrace.Span) Glance {
 		g.Sure = outcome.FlagFree(v)
 	}
 	a.Status = outcome.Normalize(ev)
+	if a.Status == outcome.OK {
+		// Only an ok result is remembered for the stale-cache check.
+		h, p := x.resultDigest(attrs, false)
+		a.ResultPrint, g.Printed = p, h != ""
+	}
 	return g
-}
-
-// ResultPrint is the attempt's ResultPrint exactly as Extract computes it, without the
-// digest; ok is false when the span has no result.
-func (x *Extractor) ResultPrint(span ptrace.Span) (uint64, bool) {
-	h, p := x.resultDigest(attrs{m: span.Attributes()}, false)
-	return p, h != ""
 }
 
 // resultDigest reads the given result hash, else the first result source present, and
