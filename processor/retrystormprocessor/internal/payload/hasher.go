@@ -62,19 +62,38 @@ func (x *Hasher) ValuePath(v pcommon.Value, path []string) (string, bool) {
 	return x.Sum(b), true
 }
 
-// canonicalPath returns the canonical JSON of the element at path inside v in the Hasher's
-// scratch space, valid until its next use.
+// canonicalPath returns the canonical JSON of the element at path inside v, valid until
+// the Hasher's next use and only to be read: a JSON document, or an element of one, that
+// is already canonical is returned where it stands, in v's string; anything else is
+// written to the Hasher's scratch space.
 func (x *Hasher) canonicalPath(v pcommon.Value, path []string) ([]byte, bool) {
 	x.scratch = x.scratch[:0]
-	if len(path) == 0 && v.Type() == pcommon.ValueTypeStr {
-		s := v.Str()
-		if looksLikeJSONContainer(s) {
-			if out, err := x.c.appendCanonical(x.scratch, stringBytes(s)); err == nil {
+	if v.Type() == pcommon.ValueTypeStr && looksLikeJSONContainer(v.Str()) {
+		doc := stringBytes(v.Str())
+		if len(path) == 0 {
+			if isCanonical(doc) {
+				return doc, true
+			}
+			if out, err := x.c.appendCanonical(x.scratch, doc); err == nil {
 				x.scratch = out
 				return out, true
 			}
+		} else {
+			elem, ok := rawElement(doc, path)
+			if !ok {
+				return nil, false
+			}
+			// A string element is excluded: one holding JSON is hashed as that JSON.
+			if elem[0] != '"' && isCanonical(elem) {
+				return elem, true
+			}
+			b, ok := x.c.element(x.scratch, elem)
+			x.scratch = b
+			return b, ok
 		}
-		x.scratch = appendString(x.scratch, s)
+	}
+	if len(path) == 0 && v.Type() == pcommon.ValueTypeStr {
+		x.scratch = appendString(x.scratch, v.Str())
 		return x.scratch, true
 	}
 	b, ok := x.c.valuePath(x.scratch, v, path)

@@ -50,22 +50,31 @@ func (c *canonicalizer) valuePath(dst []byte, v pcommon.Value, path []string) ([
 		if !ok {
 			return dst, false
 		}
-		out, err := c.appendCanonical(dst, elem)
-		if err != nil {
-			return dst, false
-		}
-		// An element holding JSON in a string hashes like the same element as a map,
-		// matching CanonicalValue.
-		if tok := out[len(dst):]; len(tok) > 0 && tok[0] == '"' {
-			if inner, ok := unquote(tok); ok && looksLikeJSONContainer(inner) {
-				if canon, err := canonicalAppend(dst, []byte(inner)); err == nil {
-					return canon, true
-				}
-			}
-		}
-		return out, true
+		return c.element(dst, elem)
 	}
 	return dst, false
+}
+
+// element appends the canonical JSON of elem, an element read out of a JSON string
+// document, to dst.
+func (c *canonicalizer) element(dst, elem []byte) ([]byte, bool) {
+	out, err := c.appendCanonical(dst, elem)
+	if err != nil {
+		return dst, false
+	}
+	// An element holding JSON in a string hashes like the same element as a map,
+	// matching CanonicalValue.
+	if tok := out[len(dst):]; len(tok) > 0 && tok[0] == '"' {
+		if inner, ok := unquote(tok); ok && looksLikeJSONContainer(inner) {
+			// Written after the string, not over it: a document that turns out invalid
+			// halfway must leave the string intact.
+			if canon, err := canonicalAppend(out, []byte(inner)); err == nil {
+				n := copy(canon[len(dst):], canon[len(out):])
+				return canon[:len(dst)+n], true
+			}
+		}
+	}
+	return out, true
 }
 
 // rawElement returns the raw bytes of the element at path inside the JSON document doc.

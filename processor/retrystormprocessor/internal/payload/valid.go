@@ -4,10 +4,38 @@ package payload
 // nesting limit), without writing anything: a fingerprint of a payload as sent needs to
 // know only that its canonical form exists.
 func validJSON(doc []byte) bool {
+	var v validator
+	return v.valid(doc)
+}
+
+// isCanonical reports that doc is its own canonical form, so hashing it needs no rewrite:
+// valid, no whitespace between tokens, every object's keys in strictly increasing order,
+// and every string printable ASCII without escapes. It may say false of a canonical
+// document (one with escapes), never true of another.
+func isCanonical(doc []byte) bool {
+	v := validator{strict: true}
+	return v.valid(doc)
+}
+
+// validator checks a document without writing it; strict also requires canonical form.
+type validator struct {
+	strict bool
+	// prev holds, per open object, the last key read (nil before the first).
+	prev [maxDepth][]byte
+}
+
+func (v *validator) space(doc []byte, i int) int {
+	if v.strict {
+		return i // whitespace then fails as an unexpected byte
+	}
+	return skipSpace(doc, i)
+}
+
+func (v *validator) valid(doc []byte) bool {
 	// objects has bit d set when the container at depth d+1 is an object.
 	var objects uint64
 	depth := 0
-	i := skipSpace(doc, 0)
+	i := v.space(doc, 0)
 	for {
 		// A value starts at i.
 		if i >= len(doc) {
@@ -23,22 +51,23 @@ func validJSON(doc []byte) bool {
 			if b == '{' {
 				objects |= bit
 			}
-			i = skipSpace(doc, i+1)
+			i = v.space(doc, i+1)
 			if i < len(doc) && doc[i] == b+2 { // '}' and ']' follow '{' and '[' by two
 				depth--
 				i++
 				break
 			}
 			if b == '{' {
+				v.prev[depth-1] = nil
 				var ok bool
-				if i, ok = memberKey(doc, i); !ok {
+				if i, ok = v.memberKey(doc, i, depth); !ok {
 					return false
 				}
 			}
 			continue
 		case '"':
 			var ok bool
-			if i, ok = validString(doc, i); !ok {
+			if i, ok = v.str(doc, i); !ok {
 				return false
 			}
 		case 't':
@@ -60,7 +89,7 @@ func validJSON(doc []byte) bool {
 		}
 		// A value ended at i: close containers until a comma opens the next value.
 		for {
-			i = skipSpace(doc, i)
+			i = v.space(doc, i)
 			if depth == 0 {
 				return i == len(doc)
 			}
@@ -69,10 +98,10 @@ func validJSON(doc []byte) bool {
 			}
 			object := objects>>(depth-1)&1 == 1
 			if doc[i] == ',' {
-				i = skipSpace(doc, i+1)
+				i = v.space(doc, i+1)
 				if object {
 					var ok bool
-					if i, ok = memberKey(doc, i); !ok {
+					if i, ok = v.memberKey(doc, i, depth); !ok {
 						return false
 					}
 				}
@@ -87,21 +116,44 @@ func validJSON(doc []byte) bool {
 	}
 }
 
-// memberKey checks an object member's key and colon at doc[i] and returns where its value
-// starts.
-func memberKey(doc []byte, i int) (int, bool) {
+// memberKey checks an object member's key and colon at doc[i], the object being at depth,
+// and returns where its value starts.
+func (v *validator) memberKey(doc []byte, i, depth int) (int, bool) {
 	if i >= len(doc) || doc[i] != '"' {
 		return 0, false
 	}
-	i, ok := validString(doc, i)
+	end, ok := v.str(doc, i)
 	if !ok {
 		return 0, false
 	}
-	i = skipSpace(doc, i)
+	if v.strict {
+		// Without escapes a key's bytes are its decoded bytes.
+		key := doc[i+1 : end-1]
+		if prev := v.prev[depth-1]; prev != nil && string(prev) >= string(key) {
+			return 0, false
+		}
+		v.prev[depth-1] = key
+	}
+	i = v.space(doc, end)
 	if i >= len(doc) || doc[i] != ':' {
 		return 0, false
 	}
-	return skipSpace(doc, i+1), true
+	return v.space(doc, i+1), true
+}
+
+func (v *validator) str(doc []byte, i int) (int, bool) {
+	if !v.strict {
+		return validString(doc, i)
+	}
+	for i++; i < len(doc); i++ {
+		switch b := doc[i]; {
+		case b == '"':
+			return i + 1, true
+		case b < 0x20 || b >= 0x7f || b == '\\':
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // validString checks the string token at doc[i] as the canonicalizer reads it (no control

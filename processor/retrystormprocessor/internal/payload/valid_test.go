@@ -1,9 +1,11 @@
 package payload
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -38,12 +40,17 @@ func FuzzValidJSONAgreesWithTheCanonicalizer(f *testing.F) {
 
 // FuzzPrintAgreesWithDigest: ValuePathPrint without the digest (what triage remembers)
 // accepts and fingerprints exactly what it does with the digest (what the analysis
-// remembers), on any document, valid or not.
+// remembers), on any document, valid or not; and the digest is of the canonical form, also
+// when an already canonical document is hashed where it stands.
 func FuzzPrintAgreesWithDigest(f *testing.F) {
 	f.Add(`{"result":{"content":[{"text":"x"}],"isError":false}}`, "result")
 	f.Add(`{"result":{"a":[1,]},"x":1}`, "result")
 	f.Add(`{"result":"{\"b\":1}"}`, "result")
 	f.Add(`{"a":1}`, "")
+	f.Add(`{"b":[1,{"c":2}],"a":{"z":1,"y":2}}`, "b")
+	f.Add(`[1,2]`, "")
+	f.Add(`{"x":{"b":1,"a":2}}`, "x")
+	f.Add(`{"result":"{"}`, "result")
 	f.Fuzz(func(t *testing.T, doc, dotted string) {
 		var path []string
 		if dotted != "" {
@@ -59,5 +66,53 @@ func FuzzPrintAgreesWithDigest(f *testing.F) {
 		if ok && h == "" {
 			t.Fatalf("path %q of %q: accepted without a digest", dotted, doc)
 		}
+		// The digest is of the canonical form, whether or not the document was rewritten.
+		want, wantOK := CanonicalValuePath(v, path)
+		if got, ok := x.ValuePath(v, path); ok != wantOK || ok && got != NewHasher(nil).Sum(want) {
+			t.Fatalf("path %q of %q: digest %s %v, of the canonical form %q %v", dotted, doc, got, ok, want, wantOK)
+		}
 	})
+}
+
+func TestIsCanonicalKnowsTheCommonCase(t *testing.T) {
+	for doc, want := range map[string]bool{
+		`{"a":1,"b":[true,null,"x y"],"c":{"d":-2.5e3}}`: true,
+		`[]`: true, `{}`: true, `[{"a":"b"},{}]`: true, `"s"`: true, `0`: true,
+		`{"b":1,"a":2}`: false, `{"a":1,"a":2}`: false, `{"a": 1}`: false, ` {}`: false,
+		`["\n"]`: false, `["é"]`: false, `{"a":1,}`: false, `[1]x`: false,
+		`{"":1,"a":{"":2,"b":3}}`: true, `{"a":{"c":1},"b":{"a":2}}`: true, `{"b":{"c":1},"a":1}`: false,
+	} {
+		assert.Equal(t, want, isCanonical([]byte(doc)), doc)
+	}
+}
+
+// FuzzIsCanonicalIsNeverWrong: a document isCanonical accepts is exactly its canonical
+// form, so hashing it unrewritten gives the digest canonicalising would.
+func FuzzIsCanonicalIsNeverWrong(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[2,{"c":"d"}]}`, `{"b":1,"a":2}`, `[1,2.50,-0,1e5]`, `{"a":{"b":{}},"b":[]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if !isCanonical(doc) {
+			return
+		}
+		got, err := canonicalAppend(nil, doc)
+		if err != nil || !bytes.Equal(got, doc) {
+			t.Fatalf("isCanonical(%q), but its canonical form is %q (%v)", doc, got, err)
+		}
+	})
+}
+
+// TestStringElementHoldingBrokenJSON: a string element that starts like JSON but is not
+// is hashed as the string, also by a Hasher whose scratch space a failed attempt at the
+// inner document once overwrote.
+func TestStringElementHoldingBrokenJSON(t *testing.T) {
+	x := NewHasher(nil)
+	v := pcommon.NewValueStr(`{"result":"{\"a\":"}`)
+	want := x.Sum([]byte(`"{\"a\":"`))
+	for range 3 {
+		got, ok := x.ValuePath(v, []string{"result"})
+		assert.True(t, ok)
+		assert.Equal(t, want, got)
+	}
 }
