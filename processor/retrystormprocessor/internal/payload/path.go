@@ -148,17 +148,23 @@ func skipSpace(doc []byte, i int) int {
 	return i
 }
 
-// skipString returns the end of the string token starting at doc[i].
+// skipString returns the end of the string token starting at doc[i]: the first quote after
+// it that an even number of backslashes precedes.
 func skipString(doc []byte, i int) (int, bool) {
-	for j := i + 1; j < len(doc); j++ {
-		switch doc[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; ; j++ {
+		k := bytes.IndexByte(doc[j:], '"')
+		if k < 0 {
+			return 0, false
+		}
+		j += k
+		escapes := 0
+		for p := j - 1; p > i && doc[p] == '\\'; p-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
 			return j + 1, true
 		}
 	}
-	return 0, false
 }
 
 // skipRaw returns the end of the JSON value starting at doc[i], checking only that strings

@@ -129,3 +129,30 @@ func elementDepth(doc string, path []string) int {
 	}
 	return depth(v)
 }
+
+// FuzzSkipStringMatchesAByteWalk holds the quote search to a walk that skips the byte
+// after each backslash.
+func FuzzSkipStringMatchesAByteWalk(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b"`, `"a\\"`, `"a\\\"b\\\\"x`, `"\`, `"abc`, `""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if len(doc) == 0 || doc[0] != '"' {
+			return
+		}
+		wantEnd, wantOK := 0, false
+		for j := 1; j < len(doc); j++ {
+			if doc[j] == '\\' {
+				j++
+				continue
+			}
+			if doc[j] == '"' {
+				wantEnd, wantOK = j+1, true
+				break
+			}
+		}
+		if end, ok := skipString(doc, 0); end != wantEnd || ok != wantOK {
+			t.Fatalf("skipString(%q) = %d %v, want %d %v", doc, end, ok, wantEnd, wantOK)
+		}
+	})
+}
