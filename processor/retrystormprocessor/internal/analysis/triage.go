@@ -122,10 +122,13 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 			q.stop = "error span"
 			return q
 		}
-		if cfg.CitedAssetsAttribute != "" && !cites {
-			_, cites = span.Attributes().Get(cfg.CitedAssetsAttribute)
+		also := ""
+		if !cites {
+			also = cfg.CitedAssetsAttribute
 		}
-		isTool[i] = an.x.IsToolSpan(span)
+		var has bool
+		isTool[i], has = an.x.Recognize(span, also)
+		cites = cites || has
 	}
 	// toolKids counts the tool children of each tool span: one with any is logical, its
 	// children are the attempts.

@@ -106,9 +106,25 @@ func stringBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
+// unsafeString views b as a string without copying, for reading while b is unchanged.
+func unsafeString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
 // StringAt returns the string element at path inside v (see CanonicalValuePath), decoded;
 // false when the element is absent or not a string.
 func (x *Hasher) StringAt(v pcommon.Value, path []string) (string, bool) {
+	if len(path) > 0 && v.Type() == pcommon.ValueTypeStr {
+		// In a JSON string document the element is decoded where it stands.
+		if !looksLikeJSONContainer(v.Str()) {
+			return "", false
+		}
+		elem, ok := rawElement(stringBytes(v.Str()), path)
+		if !ok || elem[0] != '"' {
+			return "", false
+		}
+		return x.c.stringElement(elem)
+	}
 	b, ok := x.c.valuePath(x.scratch[:0], v, path)
 	x.scratch = b
 	if !ok || len(b) == 0 || b[0] != '"' {

@@ -77,6 +77,24 @@ func (c *canonicalizer) element(dst, elem []byte) ([]byte, bool) {
 	return out, true
 }
 
+// stringElement decodes tok, a string element of a JSON document, as element and unquote
+// would read it: invalid JSON or a string holding a valid JSON container (which element
+// reads as that container) is not a string; invalid UTF-8 decodes to U+FFFD per byte.
+func (c *canonicalizer) stringElement(tok []byte) (string, bool) {
+	c.src, c.pos, c.arena = tok, 0, c.arena[:0]
+	b, err := c.str()
+	if err != nil || c.pos != len(tok) {
+		return "", false
+	}
+	if len(b) > 0 && looksLikeJSONContainer(unsafeString(b)) && validJSON(b) {
+		return "", false
+	}
+	if utf8.Valid(b) {
+		return string(b), true
+	}
+	return string([]rune(string(b))), true
+}
+
 // rawElement returns the raw bytes of the element at path inside the JSON document doc.
 func rawElement(doc []byte, path []string) ([]byte, bool) {
 	for _, p := range path {

@@ -156,3 +156,31 @@ func FuzzSkipStringMatchesAByteWalk(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStringAtMatchesTheCanonicalReading holds StringAt, which decodes a string element
+// where it stands, to reading the element's canonical form and unquoting it.
+func FuzzStringAtMatchesTheCanonicalReading(f *testing.F) {
+	f.Add(`{"params":{"name":"get_weather","arguments":{"city":"Paris"}}}`, "params.name")
+	f.Add(`{"a":"x\u00e9\"y"}`, "a")
+	f.Add(`{"a":"{\"b\":1}"}`, "a")
+	f.Add(`{"a":"{\"b\":"}`, "a")
+	f.Add("{\"a\":\"\xff\xfe\"}", "a")
+	f.Add(`{"a":"\ud800"}`, "a")
+	f.Add(`{"a":1}`, "a")
+	f.Add("{\"a\":\"x\x01\"}", "a")
+	f.Fuzz(func(t *testing.T, doc, dotted string) {
+		path := strings.Split(dotted, ".")
+		v := pcommon.NewValueStr(doc)
+		var want string
+		b, wantOK := CanonicalValuePath(v, path)
+		if wantOK && len(b) > 0 && b[0] == '"' {
+			want, wantOK = unquote(b)
+		} else {
+			wantOK = false
+		}
+		got, ok := NewHasher(nil).StringAt(v, path)
+		if got != want || ok != wantOK {
+			t.Fatalf("StringAt(%q, %q) = %q %v, want %q %v", doc, dotted, got, ok, want, wantOK)
+		}
+	})
+}

@@ -35,6 +35,7 @@ type Extractor struct {
 	redactKeys []source
 	errorType  source
 	index      *attrIndex
+	recognizer recognizer
 	hasher     *payload.Hasher
 	overrideOK bool
 }
@@ -64,6 +65,7 @@ func NewExtractor(cfg Config, key []byte, overrideOK bool) *Extractor {
 		redactKeys: parseSources(RawKeys(s.Arguments, s.Result, s.IdempotencyKey)),
 		errorType:  source{key: "error.type"},
 		index:      &attrIndex{ids: map[string]int32{}},
+		recognizer: newRecognizer(cfg.ToolSpans),
 		hasher:     payload.NewHasher(key),
 		overrideOK: overrideOK,
 	}
@@ -76,29 +78,6 @@ func NewExtractor(cfg Config, key []byte, overrideOK bool) *Extractor {
 	}
 	x.errorType.id = x.index.register(x.errorType.key)
 	return x
-}
-
-// IsToolSpan reports whether span matches a recognition rule.
-func (x *Extractor) IsToolSpan(span ptrace.Span) bool {
-	attrs := span.Attributes()
-	for _, r := range x.cfg.ToolSpans {
-		switch {
-		case r.Attribute != "":
-			v, ok := attrs.Get(r.Attribute)
-			if ok && (r.Value == "" || v.AsString() == r.Value) {
-				return true
-			}
-		case r.SpanName != "":
-			if span.Name() == r.SpanName {
-				return true
-			}
-		case r.SpanNamePrefix != "":
-			if strings.HasPrefix(span.Name(), r.SpanNamePrefix) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // RunID reads the run id sources from any span (an agent span carries it for its tools).
