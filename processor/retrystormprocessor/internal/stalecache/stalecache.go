@@ -4,67 +4,109 @@
 package stalecache // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 
 import (
+	"math/bits"
 	"sync"
 
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-type sighting struct {
+// ways is the number of fingerprints a bucket holds: a fingerprint can only sit in the one
+// bucket it hashes to, and the least recently used of that bucket's four makes room.
+const ways = 4
+
+// entry is one remembered result: 32 bytes, no pointers, so the collector never scans the
+// memory, and a bucket is two cache lines.
+type entry struct {
+	print uint64 // 0: empty
 	at    pcommon.Timestamp
 	trace pcommon.TraceID
 }
+
+// bucket holds its entries most recently used first, the empty ones last.
+type bucket [ways]entry
 
 // stripes splits the memory so that shards remembering results at once rarely wait for
 // each other: every shard remembers every result of every trace it decides. A fingerprint
 // always falls in the same stripe, so any shard finds what another remembered.
 const stripes = 16
 
-// Memory remembers the first sighting of up to size result fingerprints, evicting the least
-// recently used of each stripe (a sixteenth of size). It is safe for concurrent use by the
-// processor's shards.
+// Memory remembers the first sighting of about size result fingerprints in a fixed table
+// of four-way buckets: one lookup is one bucket, and remembering allocates nothing. When
+// a bucket is full, its least recently used fingerprint is forgotten. It is safe for
+// concurrent use by the processor's shards.
 type Memory struct {
 	stripe [stripes]struct {
-		mu    sync.Mutex
-		cache *simplelru.LRU[uint64, sighting]
-		_     [64 - 16]byte // one stripe per 64-byte cache line
+		mu      sync.Mutex
+		buckets []bucket
+		_       [64 - 32]byte // one stripe per 64-byte cache line
 	}
 }
 
-// New returns a Memory holding size fingerprints, rounded up to a multiple of the stripes.
+// New returns a Memory of size fingerprints, rounded up to whole buckets in every stripe.
 func New(size int) *Memory {
 	m := &Memory{}
-	per := max((size+stripes-1)/stripes, 1)
+	per := max((size+stripes*ways-1)/(stripes*ways), 1)
 	for i := range m.stripe {
-		m.stripe[i].cache, _ = simplelru.NewLRU[uint64, sighting](per, nil)
+		m.stripe[i].buckets = make([]bucket, per)
 	}
 	return m
 }
 
-func (m *Memory) of(hash uint64) int {
-	// The fingerprints are uniform hashes: their top bits pick a stripe evenly.
-	return int(hash >> 60)
+// locate returns the stripe and bucket of print, and print as stored (0 marks an empty
+// entry, so a fingerprint of 0 is stored as 1: they then count as one result).
+func (m *Memory) locate(print uint64) (*sync.Mutex, *bucket, uint64) {
+	if print == 0 {
+		print = 1
+	}
+	// The fingerprints are uniform hashes: the top bits pick a stripe, the rest a bucket
+	// of it (multiplied into range, which needs no power of two).
+	st := &m.stripe[print>>60]
+	i, _ := bits.Mul64(print<<4, uint64(len(st.buckets)))
+	return &st.mu, &st.buckets[i], print
+}
+
+// find returns the index of print in b, moved to the front as most recently used, or -1.
+func (b *bucket) find(print uint64) int {
+	for i := range b {
+		switch b[i].print {
+		case print:
+			if i > 0 {
+				e := b[i]
+				copy(b[1:i+1], b[:i])
+				b[0] = e
+			}
+			return 0
+		case 0:
+			return -1 // the rest is empty
+		}
+	}
+	return -1
 }
 
 // Recall returns the first sighting of a result fingerprint.
-func (m *Memory) Recall(hash uint64) (pcommon.Timestamp, pcommon.TraceID, bool) {
-	st := &m.stripe[m.of(hash)]
-	st.mu.Lock()
-	s, ok := st.cache.Get(hash)
-	st.mu.Unlock()
-	return s.at, s.trace, ok
+func (m *Memory) Recall(print uint64) (pcommon.Timestamp, pcommon.TraceID, bool) {
+	mu, b, p := m.locate(print)
+	mu.Lock()
+	defer mu.Unlock()
+	if b.find(p) < 0 {
+		return 0, pcommon.TraceID{}, false
+	}
+	return b[0].at, b[0].trace, true
 }
 
 // Remember records a sighting, keeping the earliest one.
-func (m *Memory) Remember(hash uint64, at pcommon.Timestamp, trace pcommon.TraceID) {
-	st := &m.stripe[m.of(hash)]
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if prev, seen := st.cache.Peek(hash); seen && prev.at <= at {
-		st.cache.Get(hash) // refresh recency
+func (m *Memory) Remember(print uint64, at pcommon.Timestamp, trace pcommon.TraceID) {
+	mu, b, p := m.locate(print)
+	mu.Lock()
+	defer mu.Unlock()
+	if b.find(p) == 0 {
+		if at < b[0].at {
+			b[0].at, b[0].trace = at, trace
+		}
 		return
 	}
-	st.cache.Add(hash, sighting{at: at, trace: trace})
+	copy(b[1:], b[:ways-1]) // the last, empty or least recently used, falls out
+	b[0] = entry{print: p, at: at, trace: trace}
 }
 
 // Len is the number of fingerprints held.
@@ -73,8 +115,19 @@ func (m *Memory) Len() int {
 	for i := range m.stripe {
 		st := &m.stripe[i]
 		st.mu.Lock()
-		n += st.cache.Len()
+		for j := range st.buckets {
+			for _, e := range st.buckets[j] {
+				if e.print != 0 {
+					n++
+				}
+			}
+		}
 		st.mu.Unlock()
 	}
 	return n
+}
+
+// Cap is the number of fingerprints the memory can hold.
+func (m *Memory) Cap() int {
+	return stripes * len(m.stripe[0].buckets) * ways
 }
