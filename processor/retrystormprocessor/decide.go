@@ -61,9 +61,7 @@ func (s *shard) relievePressure(now time.Time) {
 		var q *analysis.Quick
 		var tr *analysis.Trace
 		if !pt.errorSeen {
-			if q = s.analyzer.Triage(pt.td); !q.Clean {
-				tr = s.analyzer.AnalyzeTree(q.Tree)
-			}
+			q, tr = s.examine(pt)
 		}
 		if pt.errorSeen || tr != nil && !tr.Signals.Clean() {
 			pt.flagged = true
@@ -119,8 +117,21 @@ func (s *shard) decide(pt *pendingTrace, now time.Time, cause string) {
 	s.decideWith(pt, now, nil, nil, cause)
 }
 
+// examine triages a trace without an error span and analyses it unless triage proved it
+// clean: tr is nil exactly when q.Clean. A trace sampling keeps even if it is clean is
+// analysed either way, so it is analysed without triage.
+func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
+	q := s.analyzer.Index(pt.td)
+	if !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
+		if q = s.analyzer.TriageIndexed(q); q.Clean {
+			return q, nil
+		}
+	}
+	return q, s.analyzer.AnalyzeTree(q.Tree)
+}
+
 // decideWith decides a trace, given what is known about it: its triage q, its analysis tr,
-// or neither. A trace without an error span is triaged first; one triage proves clean and
+// or neither. A trace without an error span is examined first; one triage proves clean and
 // sampling drops (most traffic) is done without analysis, its results remembered for the
 // stale-cache check. Every other trace is analysed, sampled, and either annotated and
 // queued for forwarding or dropped. The decision is cached for late spans.
@@ -130,7 +141,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	// trace's tree once it is decided.
 	defer func() { s.analyzer.Recycle(q) }()
 	if tr == nil && q == nil && !pt.errorSeen {
-		q = s.analyzer.Triage(pt.td)
+		q, tr = s.examine(pt)
 	}
 	if tr == nil && q != nil && q.Clean {
 		d := s.policy.Decide(decision.Input{TraceID: pt.id, Tools: q.Tools, TraceState: rootTraceState(q.Tree)})

@@ -92,7 +92,11 @@ func (an *Analyzer) triageable() bool {
 // Without a failed attempt there are no agent-level chains, no unrecovered failure and no
 // stale-cache read; with one attempt per call, no drift and no flip.
 func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
-	q := an.Index(td)
+	return an.TriageIndexed(an.Index(td))
+}
+
+// TriageIndexed is Triage on a trace Index has indexed, a Quick not triaged yet.
+func (an *Analyzer) TriageIndexed(q *Quick) *Quick {
 	t := q.Tree
 	if !an.triageable() || t.DuplicateSpanIDs > 0 || t.CutCycles > 0 {
 		q.stop = "configuration or tree"

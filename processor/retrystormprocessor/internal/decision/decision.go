@@ -47,6 +47,8 @@ type Policy struct {
 	keep  [numSignals]sampling.Threshold
 	clean sampling.Threshold
 	tools map[string]sampling.Threshold
+	// strictest is the highest clean threshold, whatever the tools.
+	strictest sampling.Threshold
 }
 
 // NewPolicy converts percents to thresholds.
@@ -65,12 +67,25 @@ func NewPolicy(r Rates) (*Policy, error) {
 	if p.clean, err = PercentToThreshold(r.Clean); err != nil {
 		return nil, fmt.Errorf("clean_percent: %w", err)
 	}
+	p.strictest = p.clean
 	for tool, pct := range r.Tools {
 		if p.tools[tool], err = PercentToThreshold(pct); err != nil {
 			return nil, fmt.Errorf("tools.%s.clean_percent: %w", tool, err)
 		}
+		if sampling.ThresholdGreater(p.tools[tool], p.strictest) {
+			p.strictest = p.tools[tool]
+		}
 	}
 	return p, nil
+}
+
+// KeepsClean reports that Decide keeps the trace if it is clean, whatever tools it
+// touched: its randomness passes the strictest clean rate. (An incoming threshold the
+// randomness passes never changes that.) Such a trace is analysed whether or not it is
+// clean, so nothing needs proving first.
+func (p *Policy) KeepsClean(traceID pcommon.TraceID, traceState string) bool {
+	rnd, _, _ := carried(Input{TraceID: traceID, TraceState: traceState})
+	return p.strictest != sampling.NeverSampleThreshold && p.strictest.ShouldSample(rnd)
 }
 
 // PercentToThreshold converts a percent in [0, 100] to a threshold: 0 never samples, 100

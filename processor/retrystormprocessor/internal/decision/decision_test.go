@@ -1,6 +1,7 @@
 package decision
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
@@ -125,5 +126,34 @@ func TestStamp(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.wantErr, err != nil)
 		})
+	}
+}
+
+// TestKeepsCleanMatchesDecide: KeepsClean is true exactly when Decide keeps the trace as
+// clean for every set of tools, with and without overrides and incoming thresholds.
+func TestKeepsCleanMatchesDecide(t *testing.T) {
+	tools := [][]string{nil, {"a"}, {"b"}, {"a", "b"}, {"c"}}
+	for _, r := range []Rates{
+		{Clean: 5},
+		{Clean: 0},
+		{Clean: 100},
+		{Clean: 5, Tools: map[string]float64{"a": 50, "b": 1}},
+		{Clean: 20, Tools: map[string]float64{"a": 0}},
+	} {
+		p, err := NewPolicy(r)
+		require.NoError(t, err)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for range 2000 {
+			var id pcommon.TraceID
+			for i := range id {
+				id[i] = byte(rng.IntN(256))
+			}
+			ts := []string{"", "ot=th:8", "ot=th:fd", "ot=rv:00000000000000", "ot=rv:ffffffffffffff;th:0"}[rng.IntN(5)]
+			want := true
+			for _, ts2 := range tools {
+				want = want && p.Decide(Input{TraceID: id, Tools: ts2, TraceState: ts}).Keep
+			}
+			assert.Equal(t, want, p.KeepsClean(id, ts), "rates %+v, trace %x, tracestate %q", r, id, ts)
+		}
 	}
 }
