@@ -152,6 +152,11 @@ func TestTriageStopsAtEachRule(t *testing.T) {
 	sameArgs.span("execute_tool f", root, 10, 20, genaiTool("f", "", `{"a":1}`)...)
 	sameArgs.span("execute_tool f", root, 30, 40, genaiTool("f", "", `{ "a": 1 }`)...)
 	breaks["two fallback-keyed calls of one tool, one args hash"] = sameArgs
+	givenHash := newTrace(98)
+	root = givenHash.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+	givenHash.span("execute_tool f", root, 10, 20, genaiTool("f", "", `{"a":1}`)...)
+	givenHash.span("execute_tool f", root, 30, 40, genaiTool("f", "", `{"b":2}`, attr("args_hash", payload.NewHasher(nil).String(`{"a":1}`)))...)
+	breaks["two fallback-keyed calls, one args hash given and one computed"] = givenHash
 	idem := newTrace(92)
 	root = idem.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	idem.span("execute_tool pay", root, 10, 20, genaiTool("pay", "c1", `{}`, attr("idempotency_key", "k1"), attr("side_effect", "external"))...)
@@ -172,7 +177,8 @@ func TestTriageStopsAtEachRule(t *testing.T) {
 		q := an.Triage(b.td)
 		assert.False(t, q.Clean, name)
 	}
-	for _, name := range []string{"one idempotency key sent raw and hashed", "two identities spelling one fallback key"} {
+	for _, name := range []string{"one idempotency key sent raw and hashed", "two identities spelling one fallback key",
+		"two fallback-keyed calls, one args hash given and one computed"} {
 		assert.False(t, an.Analyze(breaks[name].td).Signals.Clean(), name+": analysis finds the signal triage must not clear")
 	}
 }
