@@ -98,8 +98,13 @@ func annotateUnit(u *analysis.Unit, opts Options) int {
 	return remapped
 }
 
+// attemptAttrs bounds the attributes an attempt span gets (annotateAttempt, the layer, a
+// remap, the unit's summary): room is made once, not by growing the slice per attribute.
+const attemptAttrs = 14
+
 func annotateAttempt(u *analysis.Unit, a *grouping.Attempt, pos, total int) {
 	attrs := a.Span.Attributes()
+	attrs.EnsureCapacity(attrs.Len() + attemptAttrs)
 	attrs.PutStr(stormrecord.AttrCallKey, u.Key())
 	attrs.PutInt(stormrecord.AttrCallAttempt, int64(pos))
 	attrs.PutInt(stormrecord.AttrCallAttempts, int64(total))
@@ -113,6 +118,7 @@ func annotateAttempt(u *analysis.Unit, a *grouping.Attempt, pos, total int) {
 	putNonEmpty(attrs, stormrecord.AttrIdemHash, a.IdemHash)
 	for _, s := range a.Sends {
 		sa := s.Span.Attributes()
+		sa.EnsureCapacity(sa.Len() + 4)
 		sa.PutStr(stormrecord.AttrCallKey, u.Key())
 		sa.PutStr(stormrecord.AttrCallLayer, stormrecord.LayerTransport)
 		sa.PutInt(stormrecord.AttrCallAttempt, s.Number)
