@@ -1,11 +1,14 @@
 package retrystormprocessor
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
@@ -302,4 +305,81 @@ func TestMemoryPressureDoesNotJudgeATraceOnItsFirstFragment(t *testing.T) {
 
 func pieceSize(td ptrace.Traces) int64 {
 	return int64((&ptrace.ProtoMarshaler{}).TracesSize(td))
+}
+
+// gate blocks forwarding of the traces it holds until opened, counting what it forwards.
+type gate struct {
+	held  map[pcommon.TraceID]bool
+	open  chan struct{}
+	mu    sync.Mutex
+	spans int
+}
+
+func (g *gate) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (g *gate) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	blocked := false
+	forEachSpan(td, func(s ptrace.Span) { blocked = blocked || g.held[s.TraceID()] })
+	if blocked {
+		<-g.open
+	}
+	g.mu.Lock()
+	g.spans += td.SpanCount()
+	g.mu.Unlock()
+	return nil
+}
+
+// TestAGivenUpRequestReachesNoShard: when the caller gives up while one shard's input is
+// full, no other shard keeps the request's pieces, so the caller's retry does not buffer
+// them twice.
+func TestAGivenUpRequestReachesNoShard(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 2
+	cfg.RootGrace = 0
+	cfg.Sampling.CleanPercent = 100
+	// Trace ids by shard: the blocked shard's, and the free one's.
+	var blockedIDs, freeIDs []pcommon.TraceID
+	for n := uint64(1); len(blockedIDs) < 20 || len(freeIDs) < 2; n++ {
+		id := traceID(n)
+		if shardOf(id, 2) == 1 {
+			blockedIDs = append(blockedIDs, id)
+		} else {
+			freeIDs = append(freeIDs, id)
+		}
+	}
+	g := &gate{held: map[pcommon.TraceID]bool{blockedIDs[0]: true}, open: make(chan struct{})}
+	h := newHarness(t, cfg, g)
+	defer func() {
+		select {
+		case <-g.open:
+		default:
+			close(g.open)
+		}
+	}()
+	// The blocked shard forwards its first trace into the gate and stops taking input;
+	// its input fills up behind it.
+	sent := 0
+	for _, id := range blockedIDs[:17] {
+		td := cleanTrace(id, "lookup")
+		sent += td.SpanCount()
+		h.consume(td)
+	}
+	// A request for both shards, the free one first, with a caller that gives up.
+	req := cleanTrace(freeIDs[0], "lookup")
+	cleanTrace(blockedIDs[17], "lookup").ResourceSpans().MoveAndAppendTo(req.ResourceSpans())
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.Error(t, h.p.ConsumeTraces(ctx, req))
+
+	// The caller's retry, after the shard is free again, and one more request.
+	close(g.open)
+	retry := cleanTrace(freeIDs[0], "lookup")
+	cleanTrace(blockedIDs[17], "lookup").ResourceSpans().MoveAndAppendTo(retry.ResourceSpans())
+	sent += retry.SpanCount()
+	h.consume(retry)
+	h.advance(time.Second)
+	assert.EqualValues(t, sent, h.sum(metadata.MetricSpansReceived), "the given-up request reached no shard")
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	assert.Equal(t, sent, g.spans, "every span forwarded once")
 }

@@ -40,10 +40,14 @@ type retryStormProcessor struct {
 	ctx       context.Context // forwarding context, cancelled when shutdown runs out of time
 	cancel    context.CancelFunc
 	finishing chan struct{}
-	started   atomic.Bool
-	stopped   atomic.Bool
-	stopOnce  sync.Once
-	stopErr   error
+	// handoff is held while shard inputs are checked for room and sent (handOver); room
+	// is signalled by a shard when it takes an input.
+	handoff  sync.Mutex
+	room     chan struct{}
+	started  atomic.Bool
+	stopped  atomic.Bool
+	stopOnce sync.Once
+	stopErr  error
 }
 
 var _ processor.Traces = (*retryStormProcessor)(nil)
@@ -64,6 +68,7 @@ func newRetryStormProcessor(set processor.Settings, cfg *Config, next consumer.T
 	return &retryStormProcessor{
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, opts: o, policy: policy,
 		finishing: make(chan struct{}),
+		room:      make(chan struct{}, 1),
 	}, nil
 }
 
@@ -136,6 +141,7 @@ func (p *retryStormProcessor) newShards(ac analysis.Config, mem findings.ResultM
 			cfg: sc, now: p.opts.now, ctx: p.ctx, next: p.next, tel: p.tel, logger: p.logger,
 			analyzer:   analysis.New(ac, mem),
 			recognizer: toolspan.NewExtractor(ac.Recognition, ac.Key, ac.OverrideOK),
+			room:       p.room,
 			policy:     p.policy,
 		}
 		shards[i].init()
@@ -164,24 +170,59 @@ func (p *retryStormProcessor) ConsumeTraces(ctx context.Context, td ptrace.Trace
 		return errShutDown
 	}
 	at := p.opts.now()
-	for i, pieces := range route(td, len(p.shards)) {
-		if len(pieces) == 0 {
-			continue
+	routed := route(td, len(p.shards))
+	if p.opts.synchronous {
+		for i, pieces := range routed {
+			if len(pieces) > 0 {
+				p.shards[i].step(pieces, at)
+			}
 		}
-		if p.opts.synchronous {
-			p.shards[i].step(pieces, at)
-			continue
+		return nil
+	}
+	return p.handOver(ctx, routed, at)
+}
+
+// handOver gives each shard its pieces, all or none: pieces already with one shard when
+// the caller gives up on another would be buffered twice once the caller retries the
+// request. Under handoff, where only handOver and settle send, a shard whose input has
+// room keeps it until the send, so the sends are made only once every shard concerned has
+// room; until then handOver waits for a shard to take an input, the caller's context, or
+// shutdown.
+func (p *retryStormProcessor) handOver(ctx context.Context, routed [][]piece, at time.Time) error {
+	for {
+		p.handoff.Lock()
+		fits := true
+		for i, pieces := range routed {
+			if in := p.shards[i].in; len(pieces) > 0 && len(in) == cap(in) {
+				fits = false
+				break
+			}
 		}
+		if fits {
+			for i, pieces := range routed {
+				if len(pieces) > 0 {
+					p.shards[i].in <- shardInput{pieces: pieces, at: at}
+				}
+			}
+			p.handoff.Unlock()
+			return nil
+		}
+		p.handoff.Unlock()
 		select {
-		case p.shards[i].in <- shardInput{pieces: pieces, at: at}:
+		case <-p.room:
+		case <-time.After(roomPoll):
+			// A shard that took its last input signalled a caller waiting on another.
 		case <-p.finishing:
 			return errShutDown
 		case <-ctx.Done():
-			return fmt.Errorf("route spans to retry_storm shard: %w", ctx.Err())
+			return fmt.Errorf("route spans to retry_storm shards: %w", ctx.Err())
 		}
 	}
-	return nil
 }
+
+// roomPoll bounds how long a waiting handOver sleeps without a signal: one signal wakes
+// one waiter, so another waiting on a shard that has gone quiet looks again on its own.
+const roomPoll = time.Millisecond
 
 // Shutdown decides every buffered trace and forwards what is kept. When ctx ends first, the
 // forwarding context is cancelled, the rest is dropped and counted, and the error returned;
@@ -225,9 +266,13 @@ func (p *retryStormProcessor) settle(ctx context.Context) error {
 			continue
 		}
 		ack := make(chan struct{})
+		// Sent under handoff like routed pieces, so handOver's room check holds.
+		p.handoff.Lock()
 		select {
 		case s.in <- shardInput{ack: ack}:
+			p.handoff.Unlock()
 		case <-ctx.Done():
+			p.handoff.Unlock()
 			return ctx.Err()
 		}
 		select {

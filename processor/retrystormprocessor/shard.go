@@ -93,8 +93,10 @@ type shard struct {
 	out      ptrace.Traces
 	outSpans int64
 
-	in     chan shardInput
-	done   chan struct{}
+	in   chan shardInput
+	done chan struct{}
+	// room is signalled (without waiting) each time the shard takes an input.
+	room   chan<- struct{}
 	gauges struct{ bytes, traces, spans atomic.Int64 }
 }
 
@@ -133,6 +135,12 @@ func (s *shard) run(tick time.Duration, finishing <-chan struct{}) {
 }
 
 func (s *shard) handle(in shardInput) {
+	if s.room != nil {
+		select {
+		case s.room <- struct{}{}:
+		default:
+		}
+	}
 	s.step(in.pieces, in.at)
 	if in.ack != nil {
 		close(in.ack)
