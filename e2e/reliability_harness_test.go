@@ -40,6 +40,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 // The reliability tests (issue 7) share this harness: a collector config with the knobs
@@ -472,23 +473,13 @@ func startFaultyBackend(t *testing.T, port int) *faultyBackend {
 func spanCounts(sink *consumertest.TracesSink) (perTrace map[string]int, perSpan map[[2]string]int) {
 	perTrace, perSpan = map[string]int{}, map[[2]string]int{}
 	for _, td := range sink.AllTraces() {
-		forEachSpanOf(td, func(_ pcommon.Resource, s ptrace.Span) {
+		for _, s := range tracespans.All(td) {
 			tid := s.TraceID().String()
 			perTrace[tid]++
 			perSpan[[2]string{tid, s.SpanID().String()}]++
-		})
-	}
-	return perTrace, perSpan
-}
-
-func forEachSpanOf(td ptrace.Traces, f func(pcommon.Resource, ptrace.Span)) {
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, s := range ss.Spans().All() {
-				f(rs.Resource(), s)
-			}
 		}
 	}
+	return perTrace, perSpan
 }
 
 // ---- summary file ----

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 // The two-tier deployment under test (README.md, "Scaling out"): tier 1 routes by trace id
@@ -276,19 +277,12 @@ func twoTierWait(t *testing.T, what string, timeout time.Duration, procs []*coll
 func tapSpanSets(sink *consumertest.TracesSink) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	for _, td := range sink.AllTraces() {
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			sss := rss.At(i).ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					id := spans.At(k).TraceID().String()
-					if out[id] == nil {
-						out[id] = map[string]bool{}
-					}
-					out[id][spans.At(k).SpanID().String()] = true
-				}
+		for _, span := range tracespans.All(td) {
+			id := span.TraceID().String()
+			if out[id] == nil {
+				out[id] = map[string]bool{}
 			}
+			out[id][span.SpanID().String()] = true
 		}
 	}
 	return out

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 // collector records what an OTLP receiver got: span count and trace ids per service.
@@ -38,18 +39,12 @@ func newCollector() *collector {
 func (c *collector) add(td ptrace.Traces) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i := 0; i < td.ResourceSpans().Len(); i++ {
-		rs := td.ResourceSpans().At(i)
-		if v, ok := rs.Resource().Attributes().Get("service.name"); ok {
+	for res, span := range tracespans.All(td) {
+		if v, ok := res.Attributes().Get("service.name"); ok {
 			c.services[v.Str()] = true
 		}
-		for j := 0; j < rs.ScopeSpans().Len(); j++ {
-			spans := rs.ScopeSpans().At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				c.spans++
-				c.traceIDs[spans.At(k).TraceID().String()] = true
-			}
-		}
+		c.spans++
+		c.traceIDs[span.TraceID().String()] = true
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 // floor reads every span and every attribute once (ids, name, times, status, every key and
@@ -118,19 +120,10 @@ func (s *sink) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 	defer s.mu.Unlock()
 	s.spans += int64(td.SpanCount())
 	var last pcommon.TraceID
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				id := spans.At(k).TraceID()
-				if id == last {
-					continue
-				}
-				last = id
-				s.mark(id, at)
-			}
+	for _, span := range tracespans.All(td) {
+		if id := span.TraceID(); id != last {
+			last = id
+			s.mark(id, at)
 		}
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 func newTestWorkload(t *testing.T, cfg WorkloadConfig) *Workload {
@@ -123,7 +125,7 @@ func TestWorkloadIsRealisticMix(t *testing.T) {
 	errTraces := map[pcommon.TraceID]bool{}
 	for i := range w.Len() {
 		td := decode(t, w, i)
-		forSpans(td, func(s ptrace.Span) {
+		for _, s := range tracespans.All(td) {
 			if s.Status().Code() == ptrace.StatusCodeError {
 				errTraces[s.TraceID()] = true
 			}
@@ -132,7 +134,7 @@ func TestWorkloadIsRealisticMix(t *testing.T) {
 					payloads++
 				}
 			}
-		})
+		}
 	}
 	withError = len(errTraces)
 	if share := float64(withError) / float64(w.Traces()); share < 0.02 || share > 0.2 {
@@ -140,18 +142,5 @@ func TestWorkloadIsRealisticMix(t *testing.T) {
 	}
 	if payloads < w.Traces() {
 		t.Fatalf("%d payload attributes in %d traces", payloads, w.Traces())
-	}
-}
-
-func forSpans(td ptrace.Traces, f func(ptrace.Span)) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				f(spans.At(k))
-			}
-		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
@@ -319,7 +320,9 @@ func (g *gate) Capabilities() consumer.Capabilities { return consumer.Capabiliti
 
 func (g *gate) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 	blocked := false
-	forEachSpan(td, func(s ptrace.Span) { blocked = blocked || g.held[s.TraceID()] })
+	for _, s := range tracespans.All(td) {
+		blocked = blocked || g.held[s.TraceID()]
+	}
 	if blocked {
 		<-g.open
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
@@ -229,28 +230,15 @@ func (s *shard) lateKept(td ptrace.Traces, spans int64, kd keptDecision) {
 func stampSpans(td ptrace.Traces, th sampling.Threshold) {
 	var lastIn, lastOut string
 	have := false
-	forEachSpan(td, func(span ptrace.Span) {
+	for _, span := range tracespans.All(td) {
 		raw := span.TraceState().AsRaw()
 		if !have || raw != lastIn {
 			out, err := decision.Stamp(raw, th)
 			if err != nil {
-				return
+				continue
 			}
 			lastIn, lastOut, have = raw, out, true
 		}
 		span.TraceState().FromRaw(lastOut)
-	})
-}
-
-func forEachSpan(td ptrace.Traces, f func(ptrace.Span)) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				f(spans.At(k))
-			}
-		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
@@ -255,7 +256,9 @@ func withoutRoot(td ptrace.Traces) ptrace.Traces {
 func sinkSpans(sink *consumertest.TracesSink) map[pcommon.TraceID][]ptrace.Span {
 	out := map[pcommon.TraceID][]ptrace.Span{}
 	for _, td := range sink.AllTraces() {
-		forEachSpan(td, func(s ptrace.Span) { out[s.TraceID()] = append(out[s.TraceID()], s) })
+		for _, s := range tracespans.All(td) {
+			out[s.TraceID()] = append(out[s.TraceID()], s)
+		}
 	}
 	return out
 }
@@ -263,13 +266,13 @@ func sinkSpans(sink *consumertest.TracesSink) map[pcommon.TraceID][]ptrace.Span 
 // oneSpanPer splits td into one Traces per span, each with its resource and scope.
 func oneSpanPer(td ptrace.Traces) []ptrace.Traces {
 	var out []ptrace.Traces
-	forEachSpan(td, func(s ptrace.Span) {
+	for _, s := range tracespans.All(td) {
 		one := ptrace.NewTraces()
 		rs := one.ResourceSpans().AppendEmpty()
 		rs.Resource().Attributes().PutStr("service.name", "checkout-agent")
 		s.CopyTo(rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty())
 		out = append(out, one)
-	})
+	}
 	return out
 }
 

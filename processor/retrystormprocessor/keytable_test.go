@@ -14,6 +14,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 func TestCompactKeepsEveryAttributeInOrder(t *testing.T) {
@@ -118,14 +120,14 @@ func checkCompaction(t *testing.T, grace time.Duration, rootedCompacted bool) {
 
 	sh := h.p.shards[0]
 	interned := func(id pcommon.TraceID) (n, shared int) {
-		forEachSpan(sh.traces[id].td, func(s ptrace.Span) {
+		for _, s := range tracespans.All(sh.traces[id].td) {
 			for k := range s.Attributes().All() {
 				n++
 				if in, ok := sh.keys.keys[k]; ok && unsafe.StringData(in) == unsafe.StringData(k) {
 					shared++
 				}
 			}
-		})
+		}
 		return n, shared
 	}
 	n, shared := interned(waiting)

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
@@ -178,6 +179,8 @@ func TestExplicitRandomnessReplacesTraceID(t *testing.T) {
 }
 
 func withTraceState(td ptrace.Traces, ts string) ptrace.Traces {
-	forEachSpan(td, func(s ptrace.Span) { s.TraceState().FromRaw(ts) })
+	for _, s := range tracespans.All(td) {
+		s.TraceState().FromRaw(ts)
+	}
 	return td
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
@@ -216,10 +217,10 @@ func (s *shard) ingest(pc piece, now time.Time) {
 
 // scanSpans reports whether td holds a root span and a span in status ERROR.
 func scanSpans(td ptrace.Traces) (hasRoot, hasError bool) {
-	forEachSpan(td, func(span ptrace.Span) {
+	for _, span := range tracespans.All(td) {
 		hasRoot = hasRoot || span.ParentSpanID().IsEmpty()
 		hasError = hasError || span.Status().Code() == ptrace.StatusCodeError
-	})
+	}
 	return hasRoot, hasError
 }
 
@@ -240,7 +241,9 @@ func (s *shard) mayWait(rooted bool) bool {
 
 // compact compacts the attributes of every span of td (keyTable).
 func (s *shard) compact(td ptrace.Traces) {
-	forEachSpan(td, func(span ptrace.Span) { s.keys.compact(span.Attributes()) })
+	for _, span := range tracespans.All(td) {
+		s.keys.compact(span.Attributes())
+	}
 }
 
 // publish mirrors the shard's accounting for the buffered gauges.

@@ -5,6 +5,8 @@ package grouping // import "github.com/retrystorm/retrystorm/processor/retrystor
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 // Node is one span of the tree. Parent is -1 for a root, for a span whose parent is not in
@@ -62,16 +64,8 @@ func (t *Tree) Reset(td ptrace.Traces) {
 		clear(t.byID)
 	}
 	t.DuplicateSpanIDs, t.CutCycles, t.agentsMarked = 0, 0, false
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				t.add(spans.At(k), rs.Resource())
-			}
-		}
+	for res, span := range tracespans.All(td) {
+		t.add(span, res)
 	}
 	t.link()
 }

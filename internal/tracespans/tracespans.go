@@ -1,0 +1,29 @@
+// Package tracespans walks every span of a ptrace.Traces, with its resource.
+package tracespans // import "github.com/retrystorm/retrystorm/internal/tracespans"
+
+import (
+	"iter"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// All yields each span of td with its resource, in order: resource by resource, scope by
+// scope, span by span (the order a span tree indexes them in).
+func All(td ptrace.Traces) iter.Seq2[pcommon.Resource, ptrace.Span] {
+	return func(yield func(pcommon.Resource, ptrace.Span) bool) {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			rs := rss.At(i)
+			sss := rs.ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				spans := sss.At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					if !yield(rs.Resource(), spans.At(k)) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
