@@ -1,6 +1,7 @@
 package agenttraffic
 
 import (
+	"encoding/json"
 	"strings"
 )
 
@@ -76,8 +77,7 @@ func statusOf(s *Span) AttemptStatus {
 	if strAttr(s, "success") == "false" {
 		return AttemptError
 	}
-	res := resultOf(s)
-	if strings.Contains(res, `"isError":true`) || strings.Contains(res, `"is_error":true`) {
+	if flaggedError(resultOf(s)) {
 		return AttemptError
 	}
 	if s.Status.Code == StatusError {
@@ -87,6 +87,20 @@ func statusOf(s *Span) AttemptStatus {
 		return AttemptError
 	}
 	return AttemptOK
+}
+
+// flaggedError reports an MCP isError (or OpenLLMetry is_error) flag set in a result
+// document, or in the result of a JSON-RPC response holding one. Payloads come in each
+// shape's JSON style, so the flag is read, not searched for as text.
+func flaggedError(res string) bool {
+	var doc map[string]any
+	if json.Unmarshal([]byte(res), &doc) != nil {
+		return false
+	}
+	if inner, ok := doc["result"].(map[string]any); ok {
+		doc = inner
+	}
+	return doc["isError"] == true || doc["is_error"] == true
 }
 
 func httpChildren(tr *Trace, parent SpanID) []*Span {

@@ -21,34 +21,35 @@ type shapeTraits struct {
 	args               bool // arguments (or their hash) are recorded
 	session            bool // tools hang under an mcp.client.session span
 	scope              string
+	json               jsonStyle // how the instrumentation's runtime writes payloads
 }
 
 func traitsOf(s Shape) shapeTraits {
 	switch s {
 	case ShapeGenAI:
 		return shapeTraits{callIDs: true, steps: true, timeouts: true, isErrorResults: true,
-			unsetSuccess: true, httpChildren: true, results: true, args: true, scope: "ai"}
+			unsetSuccess: true, httpChildren: true, results: true, args: true, scope: "ai", json: jsonCompact}
 	case ShapeMastra:
 		return shapeTraits{callIDs: true, steps: true, timeouts: true, isErrorResults: true,
-			httpChildren: true, results: true, args: true, scope: "@mastra/core"}
+			httpChildren: true, results: true, args: true, scope: "@mastra/core", json: jsonCompact}
 	case ShapeMCP:
 		return shapeTraits{callIDs: true, timeouts: true, isErrorResults: true, unsetSuccess: true,
-			nestedAttempts: true, httpChildren: true, results: true, args: true, scope: "mcp"}
+			nestedAttempts: true, httpChildren: true, results: true, args: true, scope: "mcp", json: jsonCompact}
 	case ShapeOpenLLMetryMCP:
 		return shapeTraits{isErrorResults: true, httpChildren: true, results: true, args: true,
-			session: true, scope: "opentelemetry.instrumentation.mcp"}
+			session: true, scope: "opentelemetry.instrumentation.mcp", json: jsonSpaced}
 	case ShapeOpenInference:
 		return shapeTraits{callIDs: true, timeouts: true, isErrorResults: true, httpChildren: true,
-			results: true, args: true, scope: "openinference.instrumentation.openai_agents"}
+			results: true, args: true, scope: "openinference.instrumentation.openai_agents", json: jsonSpaced}
 	case ShapeVercelV6:
 		return shapeTraits{callIDs: true, timeouts: true, isErrorResults: true, unsetSuccess: true,
-			httpChildren: true, results: true, args: true, scope: "ai"}
+			httpChildren: true, results: true, args: true, scope: "ai", json: jsonCompact}
 	case ShapeClaudeCode:
 		return shapeTraits{callIDs: true, unsetSuccess: true, results: true, args: true,
-			scope: "com.anthropic.claude_code"}
+			scope: "com.anthropic.claude_code", json: jsonCompact}
 	case ShapeLogfireMCP:
 		return shapeTraits{failsOnlyViaResult: true, isErrorResults: true, unsetSuccess: true,
-			httpChildren: true, results: true, args: true, scope: "logfire"}
+			httpChildren: true, results: true, args: true, scope: "logfire", json: jsonCompact}
 	case ShapeSeedRecord:
 		return shapeTraits{callIDs: true, timeouts: true, args: true, scope: "agent.tool_attempts"}
 	}
@@ -145,29 +146,29 @@ func (r *renderer) status(a *plannedAttempt) Status {
 
 // toolResult is the raw tool result JSON, or an MCP-style isError result for a failure
 // signalled through the result; "" when the attempt returned nothing.
-func toolResult(a *plannedAttempt) string {
+func toolResult(js jsonStyle, a *plannedAttempt) string {
 	switch {
 	case a.status == AttemptOK:
-		return jsonText(a.result)
+		return js.text(a.result)
 	case a.viaResult:
-		return isErrorResult(a.failText)
+		return isErrorResult(js, a.failText)
 	}
 	return ""
 }
 
-func isErrorResult(text string) string {
-	return jsonText(payload{"content": []any{payload{"type": "text", "text": text}}, "isError": true})
+func isErrorResult(js jsonStyle, text string) string {
+	return js.text(payload{"content": []any{payload{"type": "text", "text": text}}, "isError": true})
 }
 
 // mcpResult wraps a result the way an MCP server returns it.
-func mcpResult(a *plannedAttempt) string {
+func mcpResult(js jsonStyle, a *plannedAttempt) string {
 	if a.status != AttemptOK {
 		if a.viaResult {
-			return isErrorResult(a.failText)
+			return isErrorResult(js, a.failText)
 		}
 		return ""
 	}
-	return jsonText(payload{"content": []any{payload{"type": "text", "text": jsonText(a.result)}}, "isError": false})
+	return js.text(payload{"content": []any{payload{"type": "text", "text": js.text(a.result)}}, "isError": false})
 }
 
 func (r *renderer) genaiAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
@@ -177,9 +178,9 @@ func (r *renderer) genaiAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
 		// Mastra records arguments as a structured value, the map case of DESIGN.md.
 		attrs = append(attrs, Str("mastra.span.type", "tool_call"), Map("gen_ai.tool.call.arguments", attrsOf(a.args)))
 	} else {
-		attrs = append(attrs, Str("gen_ai.tool.call.arguments", jsonText(a.args)))
+		attrs = append(attrs, Str("gen_ai.tool.call.arguments", r.traits.json.text(a.args)))
 	}
-	if res := toolResult(a); res != "" {
+	if res := toolResult(r.traits.json, a); res != "" {
 		attrs = append(attrs, Str("gen_ai.tool.call.result", res))
 	}
 	switch {
@@ -198,8 +199,8 @@ func (r *renderer) mcpAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
 		Str("gen_ai.tool.name", c.tool.name), Str("jsonrpc.request.id", strconv.Itoa(r.jsonrpcID)),
 		Str("mcp.session.id", r.sessionID), Str("network.transport", "tcp"),
 		Str("server.address", "127.0.0.1"), Int("server.port", 8931),
-		Str("gen_ai.tool.call.arguments", jsonText(a.args))}
-	if res := mcpResult(a); res != "" {
+		Str("gen_ai.tool.call.arguments", r.traits.json.text(a.args))}
+	if res := mcpResult(r.traits.json, a); res != "" {
 		attrs = append(attrs, Str("gen_ai.tool.call.result", res))
 	}
 	switch {
@@ -220,15 +221,15 @@ func (r *renderer) openllmetryAttempt(c *plannedCall, a *plannedAttempt) attempt
 		out = payload{"result": a.failText, "is_error": true}
 	}
 	attrs := []Attr{Str("traceloop.span.kind", "tool"), Str("traceloop.entity.name", c.tool.name),
-		Str("traceloop.entity.input", jsonText(payload{"tool_name": c.tool.name, "arguments": a.args})),
-		Str("traceloop.entity.output", jsonText(out))}
+		Str("traceloop.entity.input", r.traits.json.text(payload{"tool_name": c.tool.name, "arguments": a.args})),
+		Str("traceloop.entity.output", r.traits.json.text(out))}
 	return attemptSpan{name: c.tool.name + ".tool", kind: KindClient, status: r.status(a), attrs: attrs}
 }
 
 func (r *renderer) openinferenceAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
 	attrs := []Attr{Str("openinference.span.kind", "TOOL"), Str("tool.name", c.tool.name),
-		Str("tool.id", c.callID), Str("input.value", jsonText(a.args)), Str("input.mime_type", "application/json")}
-	if res := toolResult(a); res != "" {
+		Str("tool.id", c.callID), Str("input.value", r.traits.json.text(a.args)), Str("input.mime_type", "application/json")}
+	if res := toolResult(r.traits.json, a); res != "" {
 		attrs = append(attrs, Str("output.value", res), Str("output.mime_type", "application/json"))
 	}
 	return attemptSpan{name: c.tool.name, status: r.status(a), attrs: attrs}
@@ -237,8 +238,8 @@ func (r *renderer) openinferenceAttempt(c *plannedCall, a *plannedAttempt) attem
 func (r *renderer) vercelAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
 	attrs := []Attr{Str("operation.name", "ai.toolCall"), Str("ai.operationId", "ai.toolCall"),
 		Str("ai.toolCall.name", c.tool.name), Str("ai.toolCall.id", c.callID),
-		Str("ai.toolCall.args", jsonText(a.args))}
-	if res := toolResult(a); res != "" {
+		Str("ai.toolCall.args", r.traits.json.text(a.args))}
+	if res := toolResult(r.traits.json, a); res != "" {
 		attrs = append(attrs, Str("ai.toolCall.result", res))
 	}
 	return attemptSpan{name: "ai.toolCall", status: r.status(a), attrs: attrs}
@@ -250,9 +251,9 @@ func (r *renderer) vercelAttempt(c *plannedCall, a *plannedAttempt) attemptSpan 
 func (r *renderer) claudeAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
 	attrs := []Attr{Str("tool_name", c.tool.name), Str("tool_use_id", c.callID),
 		Str("success", strconv.FormatBool(a.status == AttemptOK)), Int("duration_ms", a.dur.Milliseconds()),
-		Str("tool_input", jsonText(a.args))}
+		Str("tool_input", r.traits.json.text(a.args))}
 	if a.status == AttemptOK {
-		attrs = append(attrs, Str("tool_response", jsonText(a.result)))
+		attrs = append(attrs, Str("tool_response", r.traits.json.text(a.result)))
 	} else {
 		attrs = append(attrs, Str("error", a.failText))
 	}
@@ -264,11 +265,11 @@ func (r *renderer) logfireAttempt(c *plannedCall, a *plannedAttempt) attemptSpan
 	name := "MCP request: tools/call " + c.tool.name
 	req := payload{"jsonrpc": "2.0", "id": r.jsonrpcID, "method": "tools/call",
 		"params": payload{"name": c.tool.name, "arguments": a.args}}
-	res := isErrorResult(a.failText)
+	res := isErrorResult(r.traits.json, a.failText)
 	if a.status == AttemptOK {
-		res = mcpResult(a)
+		res = mcpResult(r.traits.json, a)
 	}
-	attrs := []Attr{Str("logfire.span_type", "span"), Str("logfire.msg", name), Str("request", jsonText(req)),
+	attrs := []Attr{Str("logfire.span_type", "span"), Str("logfire.msg", name), Str("request", r.traits.json.text(req)),
 		Str("response", `{"id":`+strconv.Itoa(r.jsonrpcID)+`,"jsonrpc":"2.0","result":`+res+`}`)}
 	return attemptSpan{name: name, kind: KindClient, status: Status{}, attrs: attrs}
 }
