@@ -174,8 +174,8 @@ func logf(o Options, format string, args ...any) {
 	fmt.Fprintf(o.Progress, "stormbench: "+format+"\n", args...)
 }
 
-// runComparison runs every variant Repeats times over one workload, interleaved so drift
-// of a shared machine spreads over all of them.
+// runComparison runs every variant Repeats times over one workload, interleaved, forward
+// then backward, so drift of a shared machine spreads over all of them.
 func runComparison(ctx context.Context, o Options, r *Results) error {
 	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed, Traces: o.Traces, BatchSpans: o.BatchSpans})
 	if err != nil {
@@ -190,7 +190,7 @@ func runComparison(ctx context.Context, o Options, r *Results) error {
 	logf(o, "comparison workload: %d traces, %d spans, %d requests, %.1f MB OTLP",
 		w.Traces(), w.Spans(), w.Len(), float64(w.EncodedBytes())/1e6)
 	for rep := range o.Repeats {
-		for _, v := range o.Variants {
+		for _, v := range alternate(o.Variants, rep) {
 			s, err := runCompare(ctx, w, v, 0, decBytes, decAllocs, o.CPUProfile)
 			o.CPUProfile = nil
 			if err != nil {
@@ -273,18 +273,33 @@ func runScaling(ctx context.Context, o Options, r *Results) error {
 	for i := range rounds {
 		rounds[i] = [2]int{i * per, (i + 1) * per}
 	}
-	for _, level := range o.Buffered {
-		samples, err := runBuffered(ctx, held, measured, level, rounds)
-		if err != nil {
-			return err
-		}
-		r.Buffered[level] = samples
-		for _, s := range samples {
-			logf(o, "buffered %8d held: %6.0f ns/span (%5.0f work + %5.0f collector share; measured with the collector on: %5.0f); live heap %d MB, a cycle %s",
-				s.Held, s.CPUPerSpan(), s.MutatorPerSpan(), s.GCPerSpan(), s.MeasuredPerSpan(), s.LiveHeap>>20, s.Cycle.Round(time.Millisecond))
+	// Each repeat holds every level afresh for one pair of rounds, the levels in turn forward
+	// and backward: on this kind of machine whichever level runs later in the process tends
+	// to measure slower, and a fixed order charged that drift to the largest level.
+	for rep := range o.BufferedRepeats {
+		for _, level := range alternate(o.Buffered, rep) {
+			samples, err := runBuffered(ctx, held, measured, level, rounds[2*rep:2*rep+2])
+			if err != nil {
+				return err
+			}
+			r.Buffered[level] = append(r.Buffered[level], samples...)
+			for _, s := range samples {
+				logf(o, "buffered %d/%d %8d held: %6.0f ns/span (%5.0f work + %5.0f collector share; measured with the collector on: %5.0f); live heap %d MB, a cycle %s",
+					rep+1, o.BufferedRepeats, s.Held, s.CPUPerSpan(), s.MutatorPerSpan(), s.GCPerSpan(), s.MeasuredPerSpan(), s.LiveHeap>>20, s.Cycle.Round(time.Millisecond))
+			}
 		}
 	}
 	return nil
+}
+
+// alternate is xs in order for even repeats and reversed for odd ones, so drift over a run
+// falls on every element alike.
+func alternate[T any](xs []T, rep int) []T {
+	out := slices.Clone(xs)
+	if rep%2 == 1 {
+		slices.Reverse(out)
+	}
+	return out
 }
 
 func runCoresCheck(ctx context.Context, o Options, r *Results) error {
@@ -298,7 +313,7 @@ func runCoresCheck(ctx context.Context, o Options, r *Results) error {
 		logf(o, "one CPU: the two-core run shares it")
 	}
 	for rep := range o.CoresRepeats {
-		for _, p := range procs {
+		for _, p := range alternate(procs, rep) {
 			c, err := runCores(ctx, w, p)
 			if err != nil {
 				return err

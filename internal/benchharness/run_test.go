@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +106,18 @@ func TestHumanCount(t *testing.T) {
 		if got := humanCount(n); got != want {
 			t.Fatalf("humanCount(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+func TestAlternateReversesOddRepeats(t *testing.T) {
+	xs := []int{1000, 100000, 1000000}
+	if got := alternate(xs, 0); !slices.Equal(got, []int{1000, 100000, 1000000}) {
+		t.Errorf("repeat 0: %v", got)
+	}
+	if got := alternate(xs, 1); !slices.Equal(got, []int{1000000, 100000, 1000}) {
+		t.Errorf("repeat 1: %v", got)
+	}
+	if !slices.Equal(xs, []int{1000, 100000, 1000000}) {
+		t.Errorf("alternate changed its input: %v", xs)
 	}
 }
