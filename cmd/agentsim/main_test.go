@@ -132,14 +132,14 @@ func TestSendsEveryScenarioOverBothProtocols(t *testing.T) {
 			start := map[string]func(*testing.T) (string, *collector){protocolGRPC: startGRPC, protocolHTTP: startHTTP}[protocol]
 			addr, c := start(t)
 			truthPath := filepath.Join(t.TempDir(), "truth.jsonl")
-			code, stdout, stderr := runAgentsim(t, "--protocol", protocol, "--endpoint", addr, "--count", "15",
+			code, stdout, stderr := runAgentsim(t, "--protocol", protocol, "--endpoint", addr, "--count", "18",
 				"--every-scenario", "--rate", "0", "--seed", "3", "--truth", truthPath, "--service", "sim-agent")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			truth := readTruth(t, truthPath)
-			if len(truth) < 15 {
-				t.Fatalf("%d truth lines, want at least 15", len(truth))
+			if len(truth) < 18 {
+				t.Fatalf("%d truth lines, want at least 18", len(truth))
 			}
 			spans := 0
 			for _, tr := range truth {

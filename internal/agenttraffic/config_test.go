@@ -1,6 +1,7 @@
 package agenttraffic
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -93,5 +94,31 @@ func TestDefaultMixFitsTheShapes(t *testing.T) {
 		if !scenarioSupports(tr.Truth.Scenario, ShapeLogfireMCP) || tr.Truth.Shape != ShapeLogfireMCP {
 			t.Fatalf("drew %s in shape %s", tr.Truth.Scenario, tr.Truth.Shape)
 		}
+	}
+}
+
+// TestDefaultMixKeepsItsWeights pins the default mix benchmarks were measured on: 90 clean,
+// 10 over the twelve original signal scenarios, 0 for scenarios added since.
+func TestDefaultMixKeepsItsWeights(t *testing.T) {
+	w := DefaultScenarioWeights()
+	if len(w) != len(AllScenarios()) || w[ScenarioClean] != 90 {
+		t.Fatalf("default mix %v", w)
+	}
+	for _, sc := range []Scenario{ScenarioResultDrift, ScenarioUnresolvedAttempt, ScenarioAttemptGap} {
+		if weight, ok := w[sc]; !ok || weight != 0 {
+			t.Errorf("%s weighs %v (listed %v) in the default mix, want 0", sc, weight, ok)
+		}
+	}
+	signals := 0
+	for _, sc := range AllScenarios()[1:] {
+		if w[sc] > 0 {
+			signals++
+			if math.Abs(w[sc]-10.0/12) > 1e-12 {
+				t.Errorf("%s weighs %v, want 10/12", sc, w[sc])
+			}
+		}
+	}
+	if signals != 12 {
+		t.Errorf("%d signal scenarios in the default mix, want 12", signals)
 	}
 }

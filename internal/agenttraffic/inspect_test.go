@@ -69,10 +69,15 @@ func resultOf(s *Span) string {
 	return ""
 }
 
-// statusOf normalises an attempt's status from its span alone (DESIGN.md, "Status").
+// statusOf normalises an attempt's status from its span alone (DESIGN.md, "Status"). An
+// attempt has no outcome (unknown) when its explicit status field is empty, or when a
+// pending side effect ended with status unset, no result and no success flag.
 func statusOf(s *Span) AttemptStatus {
-	if st := strAttr(s, "status"); st != "" {
-		return AttemptStatus(st)
+	if st, ok := s.Attr("status"); ok {
+		if st.Str == "" {
+			return AttemptUnknown
+		}
+		return AttemptStatus(st.Str)
 	}
 	if strAttr(s, "success") == "false" {
 		return AttemptError
@@ -85,6 +90,10 @@ func statusOf(s *Span) AttemptStatus {
 			return AttemptTimeout
 		}
 		return AttemptError
+	}
+	if se := strAttr(s, "side_effect"); (se == sideEffectUnknown || se == sideEffectExternal) &&
+		s.Status.Code == StatusUnset && resultOf(s) == "" && strAttr(s, "success") == "" {
+		return AttemptUnknown
 	}
 	return AttemptOK
 }

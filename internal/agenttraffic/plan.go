@@ -54,6 +54,9 @@ type plannedAttempt struct {
 	drop string
 	// stale marks an answer served from a cache instead of a live read (stale_cache).
 	stale bool
+	// number is the explicit attempt number the record carries; 0 means its position in
+	// the call, which rendering fills in. Only attempt_gap plans one that skips or repeats.
+	number int
 
 	// Filled by rendering.
 	spanID SpanID
@@ -241,6 +244,16 @@ func (pl *planner) failedAttempt(t *toolSpec, args payload, status AttemptStatus
 	if pl.wire(t) {
 		a.sends = []send{pl.failedSend(a)}
 	}
+	pl.tokens(a)
+	return a
+}
+
+// unresolvedAttempt plans a try of a side-effect tool whose outcome was never recorded:
+// the request went out, and the record closed with no status and no result. No HTTP span
+// below it was exported either.
+func (pl *planner) unresolvedAttempt(t *toolSpec, args payload, idem string) *plannedAttempt {
+	a := &plannedAttempt{status: AttemptUnknown, args: args, idemKey: idem, sideEffect: sideEffectUnknown,
+		dur: pl.g.ms(t.okLatency[0], t.okLatency[1])}
 	pl.tokens(a)
 	return a
 }

@@ -133,7 +133,10 @@ func (r *renderer) call(parent SpanID, c *plannedCall, start time.Time) time.Tim
 			t = t.Add(r.backoff(c.attempts[i-1]))
 		}
 		a.parent, a.start, a.end = attemptParent, t, t.Add(a.dur)
-		s := r.attemptSpan(c, a, i+1)
+		if a.number == 0 {
+			a.number = i + 1
+		}
+		s := r.attemptSpan(c, a)
 		idx := r.add(attemptParent, s.name, s.kind, a.start, s.attrs)
 		r.spans[idx].End, r.spans[idx].Status = a.end, s.status
 		a.spanID = r.spans[idx].ID
@@ -145,7 +148,7 @@ func (r *renderer) call(parent SpanID, c *plannedCall, start time.Time) time.Tim
 	}
 	if logicalIdx >= 0 {
 		r.spans[logicalIdx].End = t.Add(1 * millis)
-		if last := c.last(); last.status != AttemptOK {
+		if last := c.last(); last.status == AttemptError || last.status == AttemptTimeout {
 			r.spans[logicalIdx].Status = Status{Code: StatusError, Message: last.failText}
 		}
 		t = t.Add(1 * millis)

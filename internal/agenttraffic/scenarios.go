@@ -48,6 +48,12 @@ func (pl *planner) inject(sc Scenario, stale *staleSeed) {
 		pl.unbackedCitation()
 	case ScenarioIncompleteRecord:
 		pl.incompleteRecord()
+	case ScenarioResultDrift:
+		pl.resultDrift()
+	case ScenarioUnresolvedAttempt:
+		pl.unresolvedCall()
+	case ScenarioAttemptGap:
+		pl.attemptGap()
 	}
 }
 
@@ -211,5 +217,52 @@ func (pl *planner) incompleteRecord() {
 		pl.okAttempt(t, args, t.result(pl.g, args, &pl.plan.secrets), idem)}
 	// The last record loses the field, so the explicit numbers that remain (1) have no gap.
 	c.last().drop = pick(pl.g, []string{"attempt", "args_hash"})
+	pl.single(c)
+}
+
+// driftTools are reads whose answer can change between two runs with the same arguments.
+var driftTools = []string{"search_docs", "get_order", "query_warehouse", "check_freshness", "fetch_url"}
+
+// resultDrift: a read succeeded and was run again anyway with the same arguments, and the
+// second answer differs from the first.
+func (pl *planner) resultDrift() {
+	t := toolByName(pick(pl.g, driftTools))
+	c, args, _ := pl.call(t)
+	first := t.result(pl.g, args, &pl.plan.secrets)
+	second := pl.otherResult(t, args, first)
+	c.attempts = []*plannedAttempt{pl.okAttempt(t, args, first, ""), pl.okAttempt(t, args, second, "")}
+	pl.single(c)
+}
+
+// otherResult draws a result of t for args that differs from prev.
+func (pl *planner) otherResult(t *toolSpec, args, prev payload) payload {
+	for {
+		kept := len(pl.plan.secrets.values)
+		res := t.result(pl.g, args, &pl.plan.secrets)
+		if jsonText(res) != jsonText(prev) {
+			return res
+		}
+		pl.plan.secrets.values = pl.plan.secrets.values[:kept]
+	}
+}
+
+// unresolvedCall: a side-effect call's only attempt has no outcome: the seed record's
+// status is empty, other shapes close the span with status unset and no result (seed 004).
+func (pl *planner) unresolvedCall() {
+	t := pick(pl.g, sideEffectTools())
+	c, args, idem := pl.call(t)
+	c.attempts = []*plannedAttempt{pl.unresolvedAttempt(t, args, idem)}
+	pl.single(c)
+}
+
+// attemptGap: the executor re-ran a failed call and it worked, but the explicit attempt
+// numbers skip (the record of a try was lost) or repeat (the counter did not advance).
+func (pl *planner) attemptGap() {
+	t := pick(pl.g, catalog)
+	c, args, idem := pl.call(t)
+	c.attempts = []*plannedAttempt{pl.failedAttempt(t, args, pl.failure(), idem),
+		pl.okAttempt(t, args, t.result(pl.g, args, &pl.plan.secrets), idem)}
+	numbers := pick(pl.g, [][2]int{{1, 3}, {2, 3}, {1, 1}})
+	c.attempts[0].number, c.attempts[1].number = numbers[0], numbers[1]
 	pl.single(c)
 }

@@ -1,6 +1,7 @@
 package agenttraffic
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,6 +32,9 @@ var scenarioExpectations = map[Scenario]expectation{
 	ScenarioNestedDuplicate:     {ReasonDivergence, false, LayerNone, "", []FindingKind{FindingNestedDuplicate}},
 	ScenarioUnbackedCitation:    {ReasonToolError, false, LayerNone, "", []FindingKind{FindingUnrecoveredFailure, FindingUnbackedCitation}},
 	ScenarioIncompleteRecord:    {ReasonStorm, true, LayerExecutor, ClassTransientDependency, []FindingKind{FindingIncompleteRecord}},
+	ScenarioResultDrift:         {ReasonStorm, true, LayerExecutor, ClassRetryAfterSuccess, []FindingKind{FindingResultDrift}},
+	ScenarioUnresolvedAttempt:   {ReasonToolError, false, LayerNone, "", []FindingKind{FindingUnresolvedAttempt}},
+	ScenarioAttemptGap:          {ReasonStorm, true, LayerExecutor, ClassTransientDependency, []FindingKind{FindingAttemptGap}},
 }
 
 // scenarioTraces generates n traces of one scenario in one shape; a stale_cache run also
@@ -188,6 +192,12 @@ func checkScenarioSpans(t *testing.T, tr *Trace) {
 		checkUnbackedCitation(t, tr)
 	case ScenarioIncompleteRecord:
 		checkIncompleteRecord(t, tr)
+	case ScenarioResultDrift:
+		checkResultDrift(t, tr)
+	case ScenarioUnresolvedAttempt:
+		checkUnresolvedAttempt(t, tr)
+	case ScenarioAttemptGap:
+		checkAttemptGap(t, tr)
 	}
 }
 
@@ -215,7 +225,34 @@ func argsOf(s *Span) string {
 			return v.JSON()
 		}
 	}
+	// OpenLLMetry nests the arguments in its input document, Logfire in the JSON-RPC
+	// request, whose id changes from one attempt to the next.
+	if in := strAttr(s, "traceloop.entity.input"); in != "" {
+		return nestedJSON(in, "arguments")
+	}
+	if req := strAttr(s, "request"); req != "" {
+		return nestedJSON(req, "params", "arguments")
+	}
 	return ""
+}
+
+// nestedJSON returns the canonical JSON of the element at path in doc, "" when absent.
+func nestedJSON(doc string, path ...string) string {
+	var v any
+	if json.Unmarshal([]byte(doc), &v) != nil {
+		return ""
+	}
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		v = m[k]
+	}
+	if v == nil {
+		return ""
+	}
+	return jsonText(v)
 }
 
 func checkDuplicateSideEffect(t *testing.T, tr *Trace) {
@@ -285,6 +322,67 @@ func checkIncompleteRecord(t *testing.T, tr *Trace) {
 	}
 	if missing != 1 {
 		t.Errorf("%d attempts lack attempt/args_hash, want 1", missing)
+	}
+}
+
+// checkResultDrift: two ok attempts of one call, sent the same arguments, answered
+// differently.
+func checkResultDrift(t *testing.T, tr *Trace) {
+	t.Helper()
+	var args, results []string
+	for _, id := range tr.Truth.Records[0].AttemptSpanIDs {
+		s := spanByHex(tr, id)
+		if statusOf(s) != AttemptOK {
+			t.Errorf("drifting attempt %s is %s", s.Name, statusOf(s))
+		}
+		args, results = append(args, argsOf(s)), append(results, resultOf(s))
+	}
+	if len(args) != 2 || args[0] != args[1] || args[0] == "" {
+		t.Errorf("arguments %v, want two equal ones", args)
+	}
+	if len(results) != 2 || results[0] == results[1] || results[0] == "" || results[1] == "" {
+		t.Errorf("results %v, want two different ones", results)
+	}
+}
+
+// checkUnresolvedAttempt: the call's one attempt has a pending side effect and no outcome:
+// an empty seed status, else status unset with no result and no error type.
+func checkUnresolvedAttempt(t *testing.T, tr *Trace) {
+	t.Helper()
+	ids := tr.Truth.Records[0].AttemptSpanIDs
+	s := spanByHex(tr, ids[len(ids)-1])
+	if se := strAttr(s, "side_effect"); se != sideEffectUnknown {
+		t.Errorf("side_effect %q, want %q", se, sideEffectUnknown)
+	}
+	if s.Status.Code != StatusUnset || resultOf(s) != "" || strAttr(s, "error.type") != "" || !s.End.After(s.Start) {
+		t.Errorf("attempt status %v result %q error.type %q: not an ended attempt with no outcome",
+			s.Status, resultOf(s), strAttr(s, "error.type"))
+	}
+	if tr.Truth.Shape == ShapeSeedRecord {
+		if v, ok := s.Attr("status"); !ok || v.Str != "" {
+			t.Errorf("seed status %v (present %v), want present and empty", v.Str, ok)
+		}
+	}
+}
+
+// checkAttemptGap: the record's explicit attempt numbers skip or repeat.
+func checkAttemptGap(t *testing.T, tr *Trace) {
+	t.Helper()
+	var nums []int64
+	for _, id := range tr.Truth.Records[0].AttemptSpanIDs {
+		v, ok := spanByHex(tr, id).Attr("attempt")
+		if !ok {
+			t.Fatalf("attempt %s carries no attempt number", id)
+		}
+		nums = append(nums, v.Int)
+	}
+	slices.Sort(nums)
+	gap := false
+	for i, n := range nums {
+		gap = gap || n != int64(i+1)
+	}
+	if !gap {
+		t.Errorf("attempt numbers %v neither skip nor repeat", nums)
 	}
 }
 

@@ -20,6 +20,7 @@ type shapeTraits struct {
 	results            bool // results are recorded
 	args               bool // arguments (or their hash) are recorded
 	session            bool // tools hang under an mcp.client.session span
+	attemptNumbers     bool // each attempt record carries an explicit attempt number
 	scope              string
 	json               jsonStyle // how the instrumentation's runtime writes payloads
 }
@@ -51,7 +52,8 @@ func traitsOf(s Shape) shapeTraits {
 		return shapeTraits{failsOnlyViaResult: true, isErrorResults: true, unsetSuccess: true,
 			httpChildren: true, results: true, args: true, scope: "logfire", json: jsonCompact}
 	case ShapeSeedRecord:
-		return shapeTraits{callIDs: true, timeouts: true, args: true, scope: "agent.tool_attempts"}
+		return shapeTraits{callIDs: true, timeouts: true, args: true, attemptNumbers: true,
+			scope: "agent.tool_attempts"}
 	}
 	return shapeTraits{}
 }
@@ -74,6 +76,16 @@ func scenarioSupports(sc Scenario, s Shape) bool {
 		return t.callIDs && !t.nestedAttempts && s != ShapeSeedRecord
 	case ScenarioIncompleteRecord:
 		return s == ShapeSeedRecord
+	case ScenarioResultDrift:
+		// Drift compares result hashes under one args hash: both must be recorded.
+		return t.args && t.results
+	case ScenarioUnresolvedAttempt:
+		// The seed record says so with an empty status. Elsewhere "no result" means none came
+		// back only where results are recorded; Claude Code always sends its success flag,
+		// so its tool span never lacks an outcome.
+		return s == ShapeSeedRecord || t.results && s != ShapeClaudeCode
+	case ScenarioAttemptGap:
+		return t.attemptNumbers
 	}
 	return true
 }
@@ -97,9 +109,9 @@ type attemptSpan struct {
 	attrs  []Attr
 }
 
-// attemptSpan renders attempt a (number n of call c) in the plan's shape. Rendering draws no
+// attemptSpan renders attempt a of call c in the plan's shape. Rendering draws no
 // randomness, so one result renders to one attribute value: stale_cache relies on it.
-func (r *renderer) attemptSpan(c *plannedCall, a *plannedAttempt, n int) attemptSpan {
+func (r *renderer) attemptSpan(c *plannedCall, a *plannedAttempt) attemptSpan {
 	var s attemptSpan
 	switch r.plan.shape {
 	case ShapeGenAI, ShapeMastra:
@@ -117,7 +129,7 @@ func (r *renderer) attemptSpan(c *plannedCall, a *plannedAttempt, n int) attempt
 	case ShapeLogfireMCP:
 		s = r.logfireAttempt(c, a)
 	case ShapeSeedRecord:
-		return r.seedAttempt(c, a, n)
+		return r.seedAttempt(c, a)
 	}
 	if a.sideEffect != "" {
 		s.attrs = append(s.attrs, Str("side_effect", a.sideEffect))
@@ -138,7 +150,7 @@ func (r *renderer) status(a *plannedAttempt) Status {
 		return Status{}
 	case a.status == AttemptOK:
 		return Status{Code: StatusOK}
-	case a.viaResult:
+	case a.viaResult, a.status == AttemptUnknown:
 		return Status{}
 	}
 	return Status{Code: StatusError, Message: a.failText}
@@ -184,7 +196,7 @@ func (r *renderer) genaiAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
 		attrs = append(attrs, Str("gen_ai.tool.call.result", res))
 	}
 	switch {
-	case a.status == AttemptOK || a.viaResult:
+	case a.status == AttemptOK || a.status == AttemptUnknown || a.viaResult:
 	case r.plan.shape == ShapeMastra:
 		attrs = append(attrs, Str("error.type", "unknown"))
 	case a.status == AttemptTimeout:
@@ -204,7 +216,7 @@ func (r *renderer) mcpAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
 		attrs = append(attrs, Str("gen_ai.tool.call.result", res))
 	}
 	switch {
-	case a.status == AttemptOK:
+	case a.status == AttemptOK || a.status == AttemptUnknown:
 	case a.viaResult:
 		attrs = append(attrs, Str("error.type", "tool_error"))
 	case a.status == AttemptTimeout:
@@ -221,8 +233,10 @@ func (r *renderer) openllmetryAttempt(c *plannedCall, a *plannedAttempt) attempt
 		out = payload{"result": a.failText, "is_error": true}
 	}
 	attrs := []Attr{Str("traceloop.span.kind", "tool"), Str("traceloop.entity.name", c.tool.name),
-		Str("traceloop.entity.input", r.traits.json.text(payload{"tool_name": c.tool.name, "arguments": a.args})),
-		Str("traceloop.entity.output", r.traits.json.text(out))}
+		Str("traceloop.entity.input", r.traits.json.text(payload{"tool_name": c.tool.name, "arguments": a.args}))}
+	if a.status != AttemptUnknown {
+		attrs = append(attrs, Str("traceloop.entity.output", r.traits.json.text(out)))
+	}
 	return attemptSpan{name: c.tool.name + ".tool", kind: KindClient, status: r.status(a), attrs: attrs}
 }
 
@@ -269,20 +283,27 @@ func (r *renderer) logfireAttempt(c *plannedCall, a *plannedAttempt) attemptSpan
 	if a.status == AttemptOK {
 		res = mcpResult(r.traits.json, a)
 	}
-	attrs := []Attr{Str("logfire.span_type", "span"), Str("logfire.msg", name), Str("request", r.traits.json.text(req)),
-		Str("response", `{"id":`+strconv.Itoa(r.jsonrpcID)+`,"jsonrpc":"2.0","result":`+res+`}`)}
+	attrs := []Attr{Str("logfire.span_type", "span"), Str("logfire.msg", name), Str("request", r.traits.json.text(req))}
+	if a.status != AttemptUnknown {
+		attrs = append(attrs, Str("response", `{"id":`+strconv.Itoa(r.jsonrpcID)+`,"jsonrpc":"2.0","result":`+res+`}`))
+	}
 	return attemptSpan{name: name, kind: KindClient, status: Status{}, attrs: attrs}
 }
 
 // seedAttempt renders the per-attempt record of seed 000. The span status mirrors the
-// record's status so an attempt with an unknown side effect never looks unresolved.
-func (r *renderer) seedAttempt(c *plannedCall, a *plannedAttempt, n int) attemptSpan {
+// record's status so an attempt with an unknown side effect never looks unresolved; an
+// attempt with no outcome has an empty status and leaves the span status unset.
+func (r *renderer) seedAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
 	fields := []Attr{Str("event", "tool_attempt"), Str("run_id", r.plan.runID), Str("span_id", c.callID),
-		Int("attempt", int64(n)), Str("tool_name", c.tool.name), Str("args_hash", hashHex(jsonText(a.args)))}
+		Int("attempt", int64(a.number)), Str("tool_name", c.tool.name), Str("args_hash", hashHex(jsonText(a.args)))}
 	if a.idemKey != "" {
 		fields = append(fields, Str("idem_hash", hashHex(a.idemKey)))
 	}
-	fields = append(fields, Str("status", string(a.status)),
+	status := string(a.status)
+	if a.status == AttemptUnknown {
+		status = ""
+	}
+	fields = append(fields, Str("status", status),
 		Int("t_start", a.start.UnixMilli()), Int("t_end", a.end.UnixMilli()),
 		Int("token_in", a.tokensIn), Int("token_out", a.tokensOut), Str("side_effect", a.sideEffect))
 	if c.asset != "" {
@@ -295,7 +316,11 @@ func (r *renderer) seedAttempt(c *plannedCall, a *plannedAttempt, n int) attempt
 		}
 	}
 	st := Status{Code: StatusOK}
-	if a.status != AttemptOK {
+	switch a.status {
+	case AttemptOK:
+	case AttemptUnknown:
+		st = Status{}
+	default:
 		st = Status{Code: StatusError, Message: string(a.status)}
 	}
 	return attemptSpan{name: "tool_attempt", status: st, attrs: attrs}

@@ -1,6 +1,7 @@
 package agenttraffic
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
@@ -120,8 +121,9 @@ func deriveTruth(p *plan, id TraceID, spans []Span) Truth {
 	calls := groupCalls(p)
 	anyNonOK := false
 	t.Calls = len(calls)
+	traits := traitsOf(p.shape)
 	for _, chain := range chainCalls(calls) {
-		rec := expectRecord(chain)
+		rec := expectRecord(chain, traits)
 		t.ToolAttempts += rec.Attempts
 		nonOK := false
 		for _, s := range rec.Statuses {
@@ -190,8 +192,9 @@ func chainCalls(calls []*logicalCall) [][]*logicalCall {
 	return chains
 }
 
-// expectRecord builds the record of one chain (a single call is a chain of one).
-func expectRecord(chain []*logicalCall) ExpectedRecord {
+// expectRecord builds the record of one chain (a single call is a chain of one) recorded
+// in a shape with the given traits.
+func expectRecord(chain []*logicalCall, traits shapeTraits) ExpectedRecord {
 	rec := ExpectedRecord{CallKey: chain[0].callID, Tool: chain[0].tool.name, Findings: []FindingKind{}}
 	var attempts []*plannedAttempt
 	nested := false
@@ -233,7 +236,11 @@ func expectRecord(chain []*logicalCall) ExpectedRecord {
 	} else if rec.Storm {
 		rec.Class = classify(attempts)
 	}
-	rec.Findings = callFindings(attempts, nested)
+	gap := false
+	for _, c := range chain {
+		gap = gap || traits.attemptNumbers && numbersSkipOrRepeat(c)
+	}
+	rec.Findings = callFindings(attempts, findingFacts{nested: nested, gap: gap, results: traits.results})
 	return rec
 }
 
@@ -286,15 +293,22 @@ func classify(attempts []*plannedAttempt) StormClass {
 	return ""
 }
 
+// findingFacts is what callFindings needs beyond the attempts: whether a subagent
+// re-recorded the call, whether a call's explicit attempt numbers skip or repeat, and
+// whether the shape records results at all.
+type findingFacts struct {
+	nested, gap, results bool
+}
+
 // callFindings lists a call's findings in a fixed order. The root never carries the caveat
 // attribute and always ends OK or unset, so a failed last attempt is unrecovered.
-func callFindings(attempts []*plannedAttempt, nested bool) []FindingKind {
+func callFindings(attempts []*plannedAttempt, facts findingFacts) []FindingKind {
 	out := []FindingKind{}
 	last := attempts[len(attempts)-1]
 	if last.status == AttemptError || last.status == AttemptTimeout {
 		out = append(out, FindingUnrecoveredFailure)
 	}
-	if resultDrift(attempts) {
+	if facts.results && resultDrift(attempts) {
 		out = append(out, FindingResultDrift)
 	}
 	idems, external, stale, incomplete := map[string]bool{}, 0, false, false
@@ -317,7 +331,10 @@ func callFindings(attempts []*plannedAttempt, nested bool) []FindingKind {
 	if last.status == AttemptUnknown {
 		out = append(out, FindingUnresolvedAttempt)
 	}
-	if nested {
+	if facts.gap {
+		out = append(out, FindingAttemptGap)
+	}
+	if facts.nested {
 		out = append(out, FindingNestedDuplicate)
 	}
 	if incomplete {
@@ -326,6 +343,25 @@ func callFindings(attempts []*plannedAttempt, nested bool) []FindingKind {
 	return out
 }
 
+// numbersSkipOrRepeat reports explicit attempt numbers of one call that do not run 1, 2,
+// 3…: a skip or a repeat. A record that dropped its number does not count.
+func numbersSkipOrRepeat(c *logicalCall) bool {
+	var nums []int
+	for _, a := range c.attempts {
+		if a.drop != "attempt" {
+			nums = append(nums, a.number)
+		}
+	}
+	slices.Sort(nums)
+	for i, n := range nums {
+		if n != i+1 {
+			return true
+		}
+	}
+	return false
+}
+
+// resultDrift reports ok attempts with one args hash and different result hashes.
 func resultDrift(attempts []*plannedAttempt) bool {
 	results := map[string]string{}
 	for _, a := range attempts {
