@@ -386,3 +386,60 @@ func TestAGivenUpRequestReachesNoShard(t *testing.T) {
 	defer g.mu.Unlock()
 	assert.Equal(t, sent, g.spans, "every span forwarded once")
 }
+
+// retryTrace is a root and one charge_card call run twice, both ok: a storm
+// (retry_after_success) without an error span, so memory pressure analyses it to see it.
+func retryTrace(id pcommon.TraceID) ptrace.Traces {
+	b := newSpanBuilder(id)
+	root := b.root()
+	for i := range 2 {
+		b.tool(root.SpanID(), "charge_card", "call-1", int64(100+i*300), false)
+	}
+	return b.td
+}
+
+// A trace memory pressure analysed and set aside is decided on that analysis, unless a
+// piece arrived since: then it is analysed again, whole.
+func TestMemoryPressureDecidesASetAsideTraceOnItsAnalysisUntilMoreArrives(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	retry := pieceSize(withoutRoot(retryTrace(traceID(0))))
+	clean := pieceSize(withoutRoot(cleanTrace(traceID(0), "lookup", "fetch", "summarize")))
+	cfg.MaxBufferedBytes = 2*retry + 3*clean
+	h := newHarness(t, cfg, nil, withSynchronous())
+	shard := h.p.shards[0]
+	kept, grown := traceID(1), traceID(2)
+	h.consume(withoutRoot(retryTrace(kept)))
+	h.consume(withoutRoot(retryTrace(grown)))
+	for i := range 20 {
+		h.consume(withoutRoot(cleanTrace(traceID(uint64(100+i)), "lookup", "fetch", "summarize")))
+	}
+	for _, id := range []pcommon.TraceID{kept, grown} {
+		pt := shard.traces[id]
+		require.NotNil(t, pt, "the storm trace waits while clean ones are shed")
+		require.True(t, pt.flagged)
+		require.NotNil(t, pt.tr, "its analysis is kept for its decision")
+		assert.False(t, pt.tr.Signals.Clean())
+	}
+
+	// A third attempt of grown arrives: the kept analysis no longer covers the trace.
+	late := newSpanBuilder(grown)
+	late.nextID = 100
+	late.tool(pcommon.SpanID{1}, "charge_card", "call-1", 900, false)
+	h.consume(late.td)
+	assert.Nil(t, shard.traces[grown].tr, "a later piece drops the kept analysis")
+	assert.NotNil(t, shard.traces[kept].tr)
+
+	h.advance(30 * time.Second)
+	got := sinkSpans(h.sink)
+	require.Len(t, got[kept], 2)
+	require.Len(t, got[grown], 3)
+	for id, want := range map[pcommon.TraceID]int64{kept: 2, grown: 3} {
+		for _, s := range got[id] {
+			v, ok := s.Attributes().Get("retrystorm.call.attempts")
+			require.True(t, ok, "every attempt is annotated")
+			assert.Equal(t, want, v.Int(), "annotations count the attempts the trace holds at its decision")
+		}
+	}
+	h.conservation()
+}

@@ -66,6 +66,7 @@ func (s *shard) relievePressure(now time.Time) {
 		}
 		if pt.errorSeen || tr != nil && !tr.Signals.Clean() {
 			pt.flagged = true
+			pt.q, pt.tr = q, tr
 			s.flagged.Push(pt)
 			continue
 		}
@@ -113,9 +114,12 @@ func (s *shard) finish() {
 	s.publish()
 }
 
-// decide decides a trace with nothing known about it yet.
+// decide decides a trace: with the analysis memory pressure kept when it set the trace
+// aside, if no piece came since; else from scratch.
 func (s *shard) decide(pt *pendingTrace, now time.Time, cause string) {
-	s.decideWith(pt, now, nil, nil, cause)
+	q, tr := pt.q, pt.tr
+	pt.q, pt.tr = nil, nil
+	s.decideWith(pt, now, q, tr, cause)
 }
 
 // examine triages a trace without an error span and analyses it unless triage proved it
