@@ -209,12 +209,18 @@ func (pl *planner) unbackedCitation() {
 	pl.single(c)
 }
 
-// incompleteRecord: the exporter upstream dropped a field from the last of a call's records.
-func (pl *planner) incompleteRecord() {
+// recoveredCall plans a call of any tool that failed once and then succeeded.
+func (pl *planner) recoveredCall() *plannedCall {
 	t := pick(pl.g, catalog)
 	c, args, idem := pl.call(t)
 	c.attempts = []*plannedAttempt{pl.failedAttempt(t, args, pl.failure(), idem),
 		pl.okAttempt(t, args, t.result(pl.g, args, &pl.plan.secrets), idem)}
+	return c
+}
+
+// incompleteRecord: the exporter upstream dropped a field from the last of a call's records.
+func (pl *planner) incompleteRecord() {
+	c := pl.recoveredCall()
 	// The last record loses the field, so the explicit numbers that remain (1) have no gap.
 	c.last().drop = pick(pl.g, []string{"attempt", "args_hash"})
 	pl.single(c)
@@ -258,10 +264,7 @@ func (pl *planner) unresolvedCall() {
 // attemptGap: the executor re-ran a failed call and it worked, but the explicit attempt
 // numbers skip (the record of a try was lost) or repeat (the counter did not advance).
 func (pl *planner) attemptGap() {
-	t := pick(pl.g, catalog)
-	c, args, idem := pl.call(t)
-	c.attempts = []*plannedAttempt{pl.failedAttempt(t, args, pl.failure(), idem),
-		pl.okAttempt(t, args, t.result(pl.g, args, &pl.plan.secrets), idem)}
+	c := pl.recoveredCall()
 	numbers := pick(pl.g, [][2]int{{1, 3}, {2, 3}, {1, 1}})
 	c.attempts[0].number, c.attempts[1].number = numbers[0], numbers[1]
 	pl.single(c)
