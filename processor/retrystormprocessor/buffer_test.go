@@ -398,16 +398,15 @@ func retryTrace(id pcommon.TraceID) ptrace.Traces {
 	return b.td
 }
 
-// A trace memory pressure analysed and set aside is decided on that analysis, unless a
-// piece arrived since: then it is analysed again, whole.
-func TestMemoryPressureDecidesASetAsideTraceOnItsAnalysisUntilMoreArrives(t *testing.T) {
+// A trace memory pressure set aside for a signal is decided by a full analysis of all it
+// holds then, attempts that came after it was set aside included.
+func TestMemoryPressureSetsAsideAStormAndAnalysesItWholeAtItsDecision(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	retry := pieceSize(withoutRoot(retryTrace(traceID(0))))
 	clean := pieceSize(withoutRoot(cleanTrace(traceID(0), "lookup", "fetch", "summarize")))
 	cfg.MaxBufferedBytes = 2*retry + 3*clean
 	h := newHarness(t, cfg, nil, withSynchronous())
-	shard := h.p.shards[0]
 	kept, grown := traceID(1), traceID(2)
 	h.consume(withoutRoot(retryTrace(kept)))
 	h.consume(withoutRoot(retryTrace(grown)))
@@ -415,20 +414,17 @@ func TestMemoryPressureDecidesASetAsideTraceOnItsAnalysisUntilMoreArrives(t *tes
 		h.consume(withoutRoot(cleanTrace(traceID(uint64(100+i)), "lookup", "fetch", "summarize")))
 	}
 	for _, id := range []pcommon.TraceID{kept, grown} {
-		pt := shard.traces[id]
+		pt := h.p.shards[0].traces[id]
 		require.NotNil(t, pt, "the storm trace waits while clean ones are shed")
-		require.True(t, pt.flagged)
-		require.NotNil(t, pt.tr, "its analysis is kept for its decision")
-		assert.False(t, pt.tr.Signals.Clean())
+		require.True(t, pt.flagged, "set aside for its signal")
 	}
+	assert.Positive(t, h.sum(metadata.MetricEarlyDecisions, causeAttr(causeMemoryPressure)))
 
-	// A third attempt of grown arrives: the kept analysis no longer covers the trace.
+	// A third attempt of grown arrives after it was set aside.
 	late := newSpanBuilder(grown)
 	late.nextID = 100
 	late.tool(pcommon.SpanID{1}, "charge_card", "call-1", 900, false)
 	h.consume(late.td)
-	assert.Nil(t, shard.traces[grown].tr, "a later piece drops the kept analysis")
-	assert.NotNil(t, shard.traces[kept].tr)
 
 	h.advance(30 * time.Second)
 	got := sinkSpans(h.sink)

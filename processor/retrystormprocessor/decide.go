@@ -66,7 +66,6 @@ func (s *shard) relievePressure(now time.Time) {
 		}
 		if pt.errorSeen || tr != nil && !tr.Signals.Clean() {
 			pt.flagged = true
-			pt.q, pt.tr = q, tr
 			s.flagged.Push(pt)
 			continue
 		}
@@ -114,20 +113,20 @@ func (s *shard) finish() {
 	s.publish()
 }
 
-// decide decides a trace: with the analysis memory pressure kept when it set the trace
-// aside, if no piece came since; else from scratch.
+// decide decides a trace with nothing known about it yet.
 func (s *shard) decide(pt *pendingTrace, now time.Time, cause string) {
-	q, tr := pt.q, pt.tr
-	pt.q, pt.tr = nil, nil
-	s.decideWith(pt, now, q, tr, cause)
+	s.decideWith(pt, now, nil, nil, cause)
 }
 
 // examine triages a trace without an error span and analyses it unless triage proved it
 // clean: tr is nil exactly when q.Clean. A trace sampling keeps even if it is clean is
-// analysed either way, so it is analysed without triage.
+// analysed either way, so it is analysed without triage; so is a trace memory pressure
+// set aside for a signal (flagged): triage only proves traces clean, and the trace
+// showed one. (Its analysis is not kept from then: about 450 bytes per span, half again
+// its spans' own heap, at the moment memory is short.)
 func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
 	q := s.analyzer.Index(pt.td)
-	if !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
+	if !pt.flagged && !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
 		if q = s.analyzer.TriageIndexed(q); q.Clean {
 			return q, nil
 		}

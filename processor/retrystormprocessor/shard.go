@@ -36,11 +36,6 @@ type pendingTrace struct {
 	// flagged queue and decided only after every clean-looking trace.
 	flagged bool
 	decided bool
-	// q and tr are the triage and analysis memory pressure made when it set the trace
-	// aside, kept for its decision; a later piece of the trace makes them stale and
-	// drops them. (Without them, every set-aside trace was analysed twice.)
-	q  *analysis.Quick
-	tr *analysis.Trace
 }
 
 // keptDecision is what late spans of a kept trace need.
@@ -208,7 +203,6 @@ func (s *shard) ingest(pc piece, now time.Time) {
 		s.arrivals.Push(pt)
 	} else {
 		pc.td.ResourceSpans().MoveAndAppendTo(pt.td.ResourceSpans())
-		s.forgetAnalysis(pt)
 	}
 	pt.spans += spans
 	pt.bytes += size
@@ -219,14 +213,6 @@ func (s *shard) ingest(pc piece, now time.Time) {
 		pt.rootAt = now
 		s.roots.Push(pt)
 	}
-}
-
-// forgetAnalysis drops the analysis kept with pt, which no longer covers all its spans.
-func (s *shard) forgetAnalysis(pt *pendingTrace) {
-	if pt.q != nil {
-		s.analyzer.Recycle(pt.q)
-	}
-	pt.q, pt.tr = nil, nil
 }
 
 // scanSpans reports whether td holds a root span and a span in status ERROR.
