@@ -47,6 +47,10 @@ func (s jsonStyle) write(b *strings.Builder, v any) {
 	}
 	switch v := v.(type) {
 	case payload:
+		if v == nil {
+			b.WriteString("null") // as encoding/json writes a nil map
+			return
+		}
 		b.WriteByte('{')
 		for i, k := range buildOrder(v) {
 			if i > 0 {
@@ -58,6 +62,10 @@ func (s jsonStyle) write(b *strings.Builder, v any) {
 		}
 		b.WriteByte('}')
 	case []any:
+		if v == nil {
+			b.WriteString("null")
+			return
+		}
 		b.WriteByte('[')
 		for i, e := range v {
 			if i > 0 {

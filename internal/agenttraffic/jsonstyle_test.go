@@ -9,7 +9,7 @@ import (
 
 func TestJSONStylesWriteTheSameValue(t *testing.T) {
 	v := payload{"query": "a <b> & c", "top_k": 5, "hits": []any{payload{"doc_id": "d1", "rank": 1, "title": "t"}},
-		"ok": true, "none": nil, "request_id": "r1"}
+		"ok": true, "none": nil, "request_id": "r1", "no_map": payload(nil), "no_list": []any(nil)}
 	var want any
 	if err := json.Unmarshal([]byte(jsonSorted.text(v)), &want); err != nil {
 		t.Fatal(err)

@@ -181,8 +181,9 @@ func chainCalls(calls []*logicalCall) [][]*logicalCall {
 	for _, c := range calls {
 		if n := len(chains); n > 0 {
 			prev := chains[n-1][len(chains[n-1])-1]
-			if prev.tool == c.tool && jsonText(prev.attempts[0].args) == jsonText(c.attempts[0].args) &&
-				prev.last().status != AttemptOK {
+			// An attempt with no outcome (unknown) has not failed: nothing chains after it.
+			failed := prev.last().status == AttemptError || prev.last().status == AttemptTimeout
+			if failed && prev.tool == c.tool && jsonText(prev.attempts[0].args) == jsonText(c.attempts[0].args) {
 				chains[n-1] = append(chains[n-1], c)
 				continue
 			}
