@@ -23,7 +23,7 @@ type Options struct {
 	LatencyRate   float64
 	// BatchSpans is the most spans per request; default 512 (an SDK's export batch).
 	BatchSpans int
-	// Repeats of each measurement; default 3, medians are reported.
+	// Repeats of each measurement; default 5, medians are reported.
 	Repeats int
 	// HeapSpans is how many spans the heap measurement buffers; default 200000.
 	HeapSpans int
@@ -31,7 +31,7 @@ type Options struct {
 	Buffered []int
 	// RoundTraces is the traces measured per round of the scaling check; default 1500.
 	RoundTraces int
-	// BufferedRepeats of the scaling check's pair of rounds at each level; default 5.
+	// BufferedRepeats of the scaling check's pair of rounds at each level; default 7.
 	BufferedRepeats int
 	// CoresTraces is the traces fed per run of the cores check; default 5000.
 	CoresTraces int
@@ -77,7 +77,7 @@ func (o Options) withDefaults() Options {
 		o.BatchSpans = 512
 	}
 	if o.Repeats <= 0 {
-		o.Repeats = 3
+		o.Repeats = 5
 	}
 	if o.HeapSpans <= 0 {
 		o.HeapSpans = 200_000
@@ -89,7 +89,7 @@ func (o Options) withDefaults() Options {
 		o.RoundTraces = 1500
 	}
 	if o.BufferedRepeats <= 0 {
-		o.BufferedRepeats = 5
+		o.BufferedRepeats = 7
 	}
 	if o.CoresTraces <= 0 {
 		o.CoresTraces = 5000
