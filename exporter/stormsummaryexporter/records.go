@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 // selectRecords parses the call summaries of the batch, keeps those the include setting
@@ -21,26 +22,22 @@ func (e *summaryExporter) selectRecords(ctx context.Context, td ptrace.Traces) [
 	var records []stormrecord.Record
 	malformed := 0
 	var firstErr error
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, span := range ss.Spans().All() {
-				summary, ok := span.Attributes().Get(stormrecord.AttrCallSummary)
-				if !ok {
-					continue
-				}
-				record, err := parseSummary(summary, span)
-				if err != nil {
-					malformed++
-					if firstErr == nil {
-						firstErr = err
-					}
-					continue
-				}
-				if e.selected(&record) {
-					record.TraceURL = traceURL(e.cfg.TraceURL, &record)
-					records = append(records, record)
-				}
+	for _, span := range tracespans.All(td) {
+		summary, ok := span.Attributes().Get(stormrecord.AttrCallSummary)
+		if !ok {
+			continue
+		}
+		record, err := parseSummary(summary, span)
+		if err != nil {
+			malformed++
+			if firstErr == nil {
+				firstErr = err
 			}
+			continue
+		}
+		if e.selected(&record) {
+			record.TraceURL = traceURL(e.cfg.TraceURL, &record)
+			records = append(records, record)
 		}
 	}
 	if malformed > 0 {

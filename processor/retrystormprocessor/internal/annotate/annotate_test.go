@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/fixtures"
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
@@ -23,13 +24,9 @@ func redactKeys() []string {
 
 func spansByName(td ptrace.Traces, name string) []ptrace.Span {
 	var out []ptrace.Span
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, s := range ss.Spans().All() {
-				if s.Name() == name {
-					out = append(out, s)
-				}
-			}
+	for _, s := range tracespans.All(td) {
+		if s.Name() == name {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -104,20 +101,16 @@ func TestFindingEventsAndKeptErrorType(t *testing.T) {
 	tr := analysis.New(analysis.DefaultConfig(), nil).Analyze(td)
 	Apply(tr, Options{Reason: "storm", Redact: true, RedactKeys: redactKeys()})
 	var events []ptrace.SpanEvent
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, s := range ss.Spans().All() {
-				for _, e := range s.Events().All() {
-					if e.Name() == stormrecord.FindingEvent {
-						events = append(events, e)
-						assert.Equal(t, "ToolCallingAgent.run", s.Name(), "unrecovered_failure sits on the green answer")
-					}
-				}
-				kind, _ := s.Attributes().Get("openinference.span.kind")
-				if v, ok := s.Attributes().Get("input.value"); ok && kind.Str() == "TOOL" {
-					assert.Failf(t, "raw payload left", "%s: %s", s.Name(), v.AsString())
-				}
+	for _, s := range tracespans.All(td) {
+		for _, e := range s.Events().All() {
+			if e.Name() == stormrecord.FindingEvent {
+				events = append(events, e)
+				assert.Equal(t, "ToolCallingAgent.run", s.Name(), "unrecovered_failure sits on the green answer")
 			}
+		}
+		kind, _ := s.Attributes().Get("openinference.span.kind")
+		if v, ok := s.Attributes().Get("input.value"); ok && kind.Str() == "TOOL" {
+			assert.Failf(t, "raw payload left", "%s: %s", s.Name(), v.AsString())
 		}
 	}
 	require.Len(t, events, 1)

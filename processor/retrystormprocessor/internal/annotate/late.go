@@ -3,6 +3,7 @@ package annotate
 import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
@@ -12,23 +13,19 @@ import (
 // classes and findings need the trace and are not recomputed.
 func LateSpans(td ptrace.Traces, x *toolspan.Extractor, opts Options) Stats {
 	var st Stats
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, span := range ss.Spans().All() {
-				if !x.IsToolSpan(span) {
-					continue
-				}
-				a := grouping.Attempt{Attempt: x.Extract(span, rs.Resource())}
-				if a.Remap != nil {
-					remap(&a, opts.Redact)
-					st.Remapped++
-				}
-				if opts.Redact {
-					for _, k := range opts.RedactKeys {
-						if span.Attributes().Remove(k) {
-							st.Redacted++
-						}
-					}
+	for res, span := range tracespans.All(td) {
+		if !x.IsToolSpan(span) {
+			continue
+		}
+		a := grouping.Attempt{Attempt: x.Extract(span, res)}
+		if a.Remap != nil {
+			remap(&a, opts.Redact)
+			st.Remapped++
+		}
+		if opts.Redact {
+			for _, k := range opts.RedactKeys {
+				if span.Attributes().Remove(k) {
+					st.Redacted++
 				}
 			}
 		}
