@@ -390,12 +390,7 @@ func TestAGivenUpRequestReachesNoShard(t *testing.T) {
 // retryTrace is a root and one charge_card call run twice, both ok: a storm
 // (retry_after_success) without an error span, so memory pressure analyses it to see it.
 func retryTrace(id pcommon.TraceID) ptrace.Traces {
-	b := newSpanBuilder(id)
-	root := b.root()
-	for i := range 2 {
-		b.tool(root.SpanID(), "charge_card", "call-1", int64(100+i*300), false)
-	}
-	return b.td
+	return chargeCardTrace(id, false, false)
 }
 
 // A trace memory pressure set aside for a signal is decided by a full analysis of all it

@@ -236,10 +236,16 @@ func cleanTrace(id pcommon.TraceID, tools ...string) ptrace.Traces {
 
 // stormTrace is a root and one charge_card call tried three times (error, error, ok).
 func stormTrace(id pcommon.TraceID) ptrace.Traces {
+	return chargeCardTrace(id, true, true, false)
+}
+
+// chargeCardTrace is a root and one charge_card call, one attempt per entry of failed,
+// 300 ms apart.
+func chargeCardTrace(id pcommon.TraceID, failed ...bool) ptrace.Traces {
 	b := newSpanBuilder(id)
 	root := b.root()
-	for i := range 3 {
-		b.tool(root.SpanID(), "charge_card", "call-1", int64(100+i*300), i < 2)
+	for i, f := range failed {
+		b.tool(root.SpanID(), "charge_card", "call-1", int64(100+i*300), f)
 	}
 	return b.td
 }
