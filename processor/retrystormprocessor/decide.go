@@ -4,9 +4,7 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
@@ -125,7 +123,7 @@ func (s *shard) decide(pt *pendingTrace, now time.Time, cause string) {
 // showed one. (Its analysis is not kept from then: about 450 bytes per span, half again
 // its spans' own heap, at the moment memory is short.)
 func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
-	q := s.analyzer.Index(pt.td)
+	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All())
 	if !pt.flagged && !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
 		if q = s.analyzer.TriageIndexed(q); q.Clean {
 			return q, nil
@@ -158,7 +156,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	}
 	if tr == nil {
 		if q == nil {
-			q = s.analyzer.Index(pt.td) // an error span: no triage, the tree all the same
+			q = s.analyzer.IndexSpans(pt.set.Len(), pt.set.All()) // an error span: no triage, the tree all the same
 		}
 		tr = s.analyzer.AnalyzeTree(q.Tree)
 	}
@@ -177,13 +175,13 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	st := annotate.Apply(tr, annotate.Options{Reason: d.Reason, Redact: s.cfg.redact, RedactKeys: s.cfg.redactKeys})
 	s.tel.remapped(st.Remapped)
 	if d.Stamp {
-		stampSpans(pt.td, d.Threshold)
+		stampSpans(&pt.set, d.Threshold)
 	}
 	if s.cache.Keep(pt.id, keptDecision{stamp: d.Stamp, threshold: d.Threshold}) {
 		s.tel.cacheEvicted(decisionKept)
 	}
-	s.enqueue(pt.td, pt.spans)
-	pt.td = ptrace.Traces{}
+	s.enqueue(&pt.set)
+	pt.set = spanSet{}
 }
 
 // drop records a decision to drop pt.
@@ -193,7 +191,7 @@ func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause
 		s.tel.cacheEvicted(decisionDropped)
 	}
 	s.tel.droppedSpans(dropSampledOut, pt.spans)
-	pt.td = ptrace.Traces{}
+	pt.set = spanSet{}
 }
 
 func signalsOf(s analysis.Signals) decision.Signals {
@@ -218,22 +216,22 @@ func rootTraceState(t *grouping.Tree) string {
 // lateKept forwards spans of a trace already kept. They are not analysed as a trace (a
 // fragment would give wrong call counts): an isError attempt among them is remapped, raw
 // payloads are redacted and the sampling threshold stamped, nothing else.
-func (s *shard) lateKept(td ptrace.Traces, spans int64, kd keptDecision) {
+func (s *shard) lateKept(set *spanSet, spans int64, kd keptDecision) {
 	s.tel.lateSpans(decisionKept, spans)
-	st := annotate.LateSpans(td, s.recognizer, annotate.Options{Redact: s.cfg.redact, RedactKeys: s.cfg.redactKeys})
+	st := annotate.LateSpans(set.All(), s.recognizer, annotate.Options{Redact: s.cfg.redact, RedactKeys: s.cfg.redactKeys})
 	s.tel.remapped(st.Remapped)
 	if kd.stamp {
-		stampSpans(td, kd.threshold)
+		stampSpans(set, kd.threshold)
 	}
-	s.enqueue(td, spans)
+	s.enqueue(set)
 }
 
 // stampSpans writes the threshold into every span's tracestate. Spans sharing a tracestate
 // (the usual case) share one serialisation; an unparsable tracestate is left as it is.
-func stampSpans(td ptrace.Traces, th sampling.Threshold) {
+func stampSpans(set *spanSet, th sampling.Threshold) {
 	var lastIn, lastOut string
 	have := false
-	for _, span := range tracespans.All(td) {
+	for _, span := range set.All() {
 		raw := span.TraceState().AsRaw()
 		if !have || raw != lastIn {
 			out, err := decision.Stamp(raw, th)

@@ -14,8 +14,6 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 func TestCompactKeepsEveryAttributeInOrder(t *testing.T) {
@@ -120,7 +118,7 @@ func checkCompaction(t *testing.T, grace time.Duration, rootedCompacted bool) {
 
 	sh := h.p.shards[0]
 	interned := func(id pcommon.TraceID) (n, shared int) {
-		for _, s := range tracespans.All(sh.traces[id].td) {
+		for _, s := range sh.traces[id].set.All() {
 			for k := range s.Attributes().All() {
 				n++
 				if in, ok := sh.keys.keys[k]; ok && unsafe.StringData(in) == unsafe.StringData(k) {

@@ -2,19 +2,21 @@ package retrystormprocessor // import "github.com/retrystorm/retrystorm/processo
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// piece holds spans of one trace, with their resource and scope, cut from one batch.
+// piece holds the spans of one trace that one request brought, where the request left
+// them (spanSet).
 type piece struct {
-	id pcommon.TraceID
-	td ptrace.Traces
+	id  pcommon.TraceID
+	set spanSet
 }
 
-// route cuts td into one piece per trace and groups the pieces by owning shard. It moves
-// spans out of td (the processor declares MutatesData, so td is its own).
+// route cuts td into one piece per trace and groups the pieces by owning shard. The
+// pieces hold td's spans (the processor declares MutatesData, so td is its own).
 func route(td ptrace.Traces, shards int) [][]piece {
 	out := make([][]piece, shards)
 	for _, pc := range splitByTrace(td) {
@@ -24,101 +26,66 @@ func route(td ptrace.Traces, shards int) [][]piece {
 	return out
 }
 
-// splitByTrace moves whole resources or scopes when they hold one trace (the common case for
-// agent SDKs) and single spans otherwise.
+// splitByTrace gives each trace of td the handles of its spans, one part per scope it has
+// spans in, without moving a span. Resources and scopes are copied once per request.
 func splitByTrace(td ptrace.Traces) []piece {
+	var sizer ptrace.ProtoMarshaler
 	var pieces []piece
 	index := map[pcommon.TraceID]int{}
-	pieceFor := func(id pcommon.TraceID) ptrace.Traces {
-		if i, ok := index[id]; ok {
-			return pieces[i].td
+	var runs []run
+	for _, rs := range td.ResourceSpans().All() {
+		var res *resourceOrigin
+		for _, ss := range rs.ScopeSpans().All() {
+			spans := ss.Spans()
+			if spans.Len() == 0 {
+				continue
+			}
+			if res == nil {
+				res = newResourceOrigin(rs, &sizer)
+			}
+			o := newOrigin(res, ss, &sizer)
+			// SDKs export trace after trace: look each trace up once per run, and size
+			// its part once.
+			runs = appendRuns(runs[:0], spans)
+			for _, r := range runs {
+				i, ok := index[r.id]
+				if !ok {
+					i = len(pieces)
+					index[r.id] = i
+					pieces = append(pieces, piece{id: r.id})
+				}
+				set := &pieces[i].set
+				if n := len(set.parts); n == 0 || set.parts[n-1].origin != o {
+					set.parts = append(set.parts, part{origin: o})
+				}
+				p := &set.parts[len(set.parts)-1]
+				p.spans = slices.Grow(p.spans, r.n)
+				for k := r.start; k < r.start+r.n; k++ {
+					p.spans = append(p.spans, spans.At(k))
+				}
+				set.n += r.n
+			}
 		}
-		index[id] = len(pieces)
-		pieces = append(pieces, piece{id: id, td: ptrace.NewTraces()})
-		return pieces[len(pieces)-1].td
-	}
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		if id, ok := soleTraceOfResource(rs); ok {
-			rs.MoveTo(pieceFor(id).ResourceSpans().AppendEmpty())
-			continue
-		}
-		splitResource(rs, pieceFor)
 	}
 	return pieces
 }
 
-func splitResource(rs ptrace.ResourceSpans, pieceFor func(pcommon.TraceID) ptrace.Traces) {
-	dest := map[pcommon.TraceID]ptrace.ResourceSpans{}
-	resourceFor := func(id pcommon.TraceID) ptrace.ResourceSpans {
-		drs, ok := dest[id]
-		if !ok {
-			drs = pieceFor(id).ResourceSpans().AppendEmpty()
-			rs.Resource().CopyTo(drs.Resource())
-			drs.SetSchemaUrl(rs.SchemaUrl())
-			dest[id] = drs
-		}
-		return drs
-	}
-	sss := rs.ScopeSpans()
-	for j := 0; j < sss.Len(); j++ {
-		ss := sss.At(j)
-		if id, ok := soleTraceOfScope(ss); ok {
-			ss.MoveTo(resourceFor(id).ScopeSpans().AppendEmpty())
+// run is a stretch of consecutive spans of one trace in a span slice.
+type run struct {
+	id       pcommon.TraceID
+	start, n int
+}
+
+func appendRuns(runs []run, spans ptrace.SpanSlice) []run {
+	for k := 0; k < spans.Len(); k++ {
+		id := spans.At(k).TraceID()
+		if n := len(runs); n > 0 && runs[n-1].id == id {
+			runs[n-1].n++
 			continue
 		}
-		scopes := map[pcommon.TraceID]ptrace.SpanSlice{}
-		spans := ss.Spans()
-		// SDKs export trace after trace: look the destination up once per run of one trace.
-		var lastID pcommon.TraceID
-		var last ptrace.SpanSlice
-		for k := 0; k < spans.Len(); k++ {
-			span := spans.At(k)
-			if id := span.TraceID(); k == 0 || id != lastID {
-				ds, ok := scopes[id]
-				if !ok {
-					scope := resourceFor(id).ScopeSpans().AppendEmpty()
-					ss.Scope().CopyTo(scope.Scope())
-					scope.SetSchemaUrl(ss.SchemaUrl())
-					ds = scope.Spans()
-					scopes[id] = ds
-				}
-				lastID, last = id, ds
-			}
-			span.MoveTo(last.AppendEmpty())
-		}
+		runs = append(runs, run{id: id, start: k, n: 1})
 	}
-}
-
-func soleTraceOfResource(rs ptrace.ResourceSpans) (pcommon.TraceID, bool) {
-	var id pcommon.TraceID
-	seen := false
-	sss := rs.ScopeSpans()
-	for j := 0; j < sss.Len(); j++ {
-		spans := sss.At(j).Spans()
-		for k := 0; k < spans.Len(); k++ {
-			t := spans.At(k).TraceID()
-			if seen && t != id {
-				return id, false
-			}
-			id, seen = t, true
-		}
-	}
-	return id, seen
-}
-
-func soleTraceOfScope(ss ptrace.ScopeSpans) (pcommon.TraceID, bool) {
-	var id pcommon.TraceID
-	spans := ss.Spans()
-	for k := 0; k < spans.Len(); k++ {
-		t := spans.At(k).TraceID()
-		if k > 0 && t != id {
-			return id, false
-		}
-		id = t
-	}
-	return id, spans.Len() > 0
+	return runs
 }
 
 // shardOf mixes both halves of the id, so ids with a constant half still spread.

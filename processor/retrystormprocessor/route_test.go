@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 // batch builds one resource per entry of layout; each resource has one scope per inner
@@ -41,16 +43,29 @@ func TestSplitByTrace(t *testing.T) {
 		{"mixed scope", [][][]uint64{{{1, 2, 1, 3, 2}}}, map[uint64]int{1: 2, 2: 2, 3: 1}},
 		{"single-trace and mixed scopes", [][][]uint64{{{1, 1}, {2, 1}}}, map[uint64]int{1: 3, 2: 1}},
 		{"a trace across resources", [][][]uint64{{{1}}, {{1, 2}}, {{2}}}, map[uint64]int{1: 2, 2: 2}},
+		{"a trace's runs apart in one scope, and across scopes", [][][]uint64{{{1, 2, 2, 1, 1}, {2, 1}}}, map[uint64]int{1: 4, 2: 3}},
 		{"empty", [][][]uint64{{{}}}, map[uint64]int{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			td := batch(tt.layout)
+			handles := map[ptrace.Span]bool{}
+			for _, span := range tracespans.All(td) {
+				handles[span] = true
+			}
 			pieces := splitByTrace(td)
 			require.Len(t, pieces, len(tt.want))
 			for _, pc := range pieces {
-				assert.Equal(t, tt.want[traceNumber(t, pc.id, tt.want)], pc.td.SpanCount())
-				forEachResourceScopeSpan(pc.td, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) {
+				for _, span := range pc.set.All() {
+					assert.True(t, handles[span], "the piece holds the request's own span, not a copy")
+				}
+				size := pc.set.size(&ptrace.ProtoMarshaler{})
+				moved := setTraces(&pc.set)
+				assert.Equal(t, tt.want[traceNumber(t, pc.id, tt.want)], moved.SpanCount())
+				assert.Equal(t, moved.SpanCount(), pc.set.Len())
+				assert.Equal(t, int64((&ptrace.ProtoMarshaler{}).TracesSize(moved)), size,
+					"the piece's size is the OTLP size of its spans once moved")
+				forEachResourceScopeSpan(moved, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) {
 					assert.Equal(t, pc.id, span.TraceID())
 					r, _ := rs.Resource().Attributes().Get("resource")
 					assert.Equal(t, byte(r.Int()), span.SpanID()[0], "the span keeps its resource")
@@ -60,6 +75,19 @@ func TestSplitByTrace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// setTraces moves the spans of set into new traces, as enqueue moves a kept trace.
+func setTraces(set *spanSet) ptrace.Traces {
+	td := ptrace.NewTraces()
+	var w spanWriter
+	w.reset(td)
+	for _, p := range set.parts {
+		for _, span := range p.spans {
+			w.move(p.origin, span)
+		}
+	}
+	return td
 }
 
 func traceNumber(t *testing.T, id pcommon.TraceID, want map[uint64]int) uint64 {

@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
-	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
@@ -22,7 +21,7 @@ import (
 // pendingTrace is a trace held until its decision.
 type pendingTrace struct {
 	id    pcommon.TraceID
-	td    ptrace.Traces
+	set   spanSet
 	spans int64
 	bytes int64
 	first time.Time
@@ -93,6 +92,7 @@ type shard struct {
 
 	out      ptrace.Traces
 	outSpans int64
+	writer   spanWriter
 
 	in   chan shardInput
 	done chan struct{}
@@ -180,10 +180,10 @@ func (s *shard) step(pieces []piece, arrived time.Time) {
 }
 
 func (s *shard) ingest(pc piece, now time.Time) {
-	spans := int64(pc.td.SpanCount())
+	spans := int64(pc.set.Len())
 	s.tel.received(spans)
 	if kd, ok := s.cache.Kept(pc.id); ok {
-		s.lateKept(pc.td, spans, kd)
+		s.lateKept(&pc.set, spans, kd)
 		return
 	}
 	if s.cache.Dropped(pc.id) {
@@ -191,18 +191,18 @@ func (s *shard) ingest(pc piece, now time.Time) {
 		s.tel.droppedSpans(dropLate, spans)
 		return
 	}
-	size := int64(s.sizer.TracesSize(pc.td))
-	hasRoot, hasError := scanSpans(pc.td)
+	size := pc.set.size(&s.sizer)
+	hasRoot, hasError := scanSpans(&pc.set)
 	pt, ok := s.traces[pc.id]
 	if s.mayWait(hasRoot || ok && !pt.rootAt.IsZero()) {
-		s.compact(pc.td)
+		s.compact(&pc.set)
 	}
 	if !ok {
-		pt = &pendingTrace{id: pc.id, td: pc.td, first: now, input: s.inputs}
+		pt = &pendingTrace{id: pc.id, set: pc.set, first: now, input: s.inputs}
 		s.traces[pc.id] = pt
 		s.arrivals.Push(pt)
 	} else {
-		pc.td.ResourceSpans().MoveAndAppendTo(pt.td.ResourceSpans())
+		pt.set.add(pc.set)
 	}
 	pt.spans += spans
 	pt.bytes += size
@@ -215,9 +215,9 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	}
 }
 
-// scanSpans reports whether td holds a root span and a span in status ERROR.
-func scanSpans(td ptrace.Traces) (hasRoot, hasError bool) {
-	for _, span := range tracespans.All(td) {
+// scanSpans reports whether set holds a root span and a span in status ERROR.
+func scanSpans(set *spanSet) (hasRoot, hasError bool) {
+	for _, span := range set.All() {
 		hasRoot = hasRoot || span.ParentSpanID().IsEmpty()
 		hasError = hasError || span.Status().Code() == ptrace.StatusCodeError
 	}
@@ -239,9 +239,9 @@ func (s *shard) mayWait(rooted bool) bool {
 	return s.cfg.decisionWait >= compactHold
 }
 
-// compact compacts the attributes of every span of td (keyTable).
-func (s *shard) compact(td ptrace.Traces) {
-	for _, span := range tracespans.All(td) {
+// compact compacts the attributes of every span of set (keyTable).
+func (s *shard) compact(set *spanSet) {
+	for _, span := range set.All() {
 		s.keys.compact(span.Attributes())
 	}
 }
@@ -261,20 +261,25 @@ func (s *shard) release(pt *pendingTrace) {
 	s.spans -= pt.spans
 }
 
-// enqueue adds kept spans to the outgoing batch.
-func (s *shard) enqueue(td ptrace.Traces, spans int64) {
-	if s.outSpans+spans > flushSpans {
+// enqueue moves a kept trace's spans into the outgoing batch, under copies of their
+// resources and scopes. A trace that would not fit in the batch starts a new one, and one
+// over flushSpans leaves in several, so every request stays within what a backend accepts.
+func (s *shard) enqueue(set *spanSet) {
+	if s.outSpans+int64(set.Len()) > flushSpans {
 		s.flush()
 	}
-	if spans > flushSpans {
-		for _, piece := range chunkSpans(td, flushSpans) {
-			s.out, s.outSpans = piece, int64(piece.SpanCount())
-			s.flush()
+	s.writer.reset(s.out)
+	for _, p := range set.parts {
+		for _, span := range p.spans {
+			if s.outSpans == flushSpans {
+				s.flush()
+				s.writer.reset(s.out)
+			}
+			s.writer.move(p.origin, span)
+			s.outSpans++
 		}
-		return
 	}
-	td.ResourceSpans().MoveAndAppendTo(s.out.ResourceSpans())
-	s.outSpans += spans
+	s.writer.reset(ptrace.Traces{})
 	if s.outSpans >= flushSpans {
 		s.flush()
 	}

@@ -1,12 +1,14 @@
 package analysis
 
 import (
+	"iter"
 	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
@@ -316,12 +318,18 @@ func (an *Analyzer) fewSends(t *grouping.Tree, isTool []bool, toolKids []int32) 
 // Index builds the span tree of td on the analyzer's spare tree, for AnalyzeTree, without
 // triage (for a trace already known to hold a signal); Recycle hands it back.
 func (an *Analyzer) Index(td ptrace.Traces) *Quick {
+	return an.IndexSpans(td.SpanCount(), tracespans.All(td))
+}
+
+// IndexSpans is Index on the n spans spans yields, each with its resource, wherever they
+// are held.
+func (an *Analyzer) IndexSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span]) *Quick {
 	t := an.spare
 	an.spare = nil
 	if t == nil {
 		t = &grouping.Tree{}
 	}
-	t.Reset(td)
+	t.ResetSpans(n, spans)
 	return &Quick{Tree: t}
 }
 

@@ -121,7 +121,7 @@ func TestFindingEventsAndKeptErrorType(t *testing.T) {
 func TestLateSpansAreRemappedAndRedacted(t *testing.T) {
 	td := fixtures.Load(t, "logfire_mcp.json")
 	x := toolspan.NewExtractor(toolspan.DefaultConfig(), nil, true)
-	st := LateSpans(td, x, Options{Redact: true, RedactKeys: redactKeys()})
+	st := LateSpans(tracespans.All(td), x, Options{Redact: true, RedactKeys: redactKeys()})
 	assert.Equal(t, 1, st.Remapped)
 	assert.Equal(t, 4, st.Redacted)
 	for _, s := range spansByName(td, "MCP request: tools/call lookup_order") {

@@ -1,9 +1,11 @@
 package annotate
 
 import (
+	"iter"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
@@ -11,9 +13,9 @@ import (
 // LateSpans applies what does not need the whole trace to spans that arrive after their
 // kept trace was decided: the isError status remap and redaction of tool spans. Grouping,
 // classes and findings need the trace and are not recomputed.
-func LateSpans(td ptrace.Traces, x *toolspan.Extractor, opts Options) Stats {
+func LateSpans(spans iter.Seq2[pcommon.Resource, ptrace.Span], x *toolspan.Extractor, opts Options) Stats {
 	var st Stats
-	for res, span := range tracespans.All(td) {
+	for res, span := range spans {
 		if !x.IsToolSpan(span) {
 			continue
 		}

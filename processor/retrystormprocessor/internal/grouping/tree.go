@@ -3,6 +3,8 @@
 package grouping // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 
 import (
+	"iter"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -52,7 +54,12 @@ func NewTree(td ptrace.Traces) *Tree {
 // Reset makes t index td instead, reusing t's storage: a tree is built for every trace,
 // and most are dropped moments later.
 func (t *Tree) Reset(td ptrace.Traces) {
-	n := td.SpanCount()
+	t.ResetSpans(td.SpanCount(), tracespans.All(td))
+}
+
+// ResetSpans is Reset on the n spans spans yields, each with its resource, wherever they
+// are held.
+func (t *Tree) ResetSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span]) {
 	clear(t.Nodes)
 	t.Nodes = t.Nodes[:0]
 	if cap(t.Nodes) < n {
@@ -64,7 +71,7 @@ func (t *Tree) Reset(td ptrace.Traces) {
 		clear(t.byID)
 	}
 	t.DuplicateSpanIDs, t.CutCycles, t.agentsMarked = 0, 0, false
-	for res, span := range tracespans.All(td) {
+	for res, span := range spans {
 		t.add(span, res)
 	}
 	t.link()
