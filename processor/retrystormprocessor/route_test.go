@@ -1,6 +1,7 @@
 package retrystormprocessor
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -128,4 +129,38 @@ func TestShardOfSpreadsTraces(t *testing.T) {
 		seen[shardOf(id, 4)] = true
 	}
 	assert.Len(t, seen, 4)
+}
+
+// TestEachBufferedSpanCarriesItsMark: a trace that arrives one span per request holds one
+// mark per span, in the order its tree will index them, each the analyzer's mark of that
+// span.
+func TestEachBufferedSpanCarriesItsMark(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	h := newHarness(t, cfg, nil)
+	id := traceID(7)
+	for _, td := range oneSpanPer(withoutRoot(stormTrace(id))) {
+		h.consume(td)
+	}
+	h.consume(cleanTrace(id, "lookup"))
+	h.settle()
+	sh := h.p.shards[0]
+	pt := sh.traces[id]
+	require.NotNil(t, pt)
+	require.Len(t, pt.marks, pt.set.Len())
+	tools := 0
+	i := 0
+	for _, span := range pt.set.All() {
+		assert.Equal(t, sh.analyzer.Mark(span), pt.marks[i])
+		if strings.HasPrefix(span.Name(), "execute_tool") {
+			tools++
+		}
+		i++
+	}
+	assert.Equal(t, 4, tools)
+	distinct := map[uint8]bool{}
+	for _, m := range pt.marks {
+		distinct[m] = true
+	}
+	assert.Len(t, distinct, 2, "tool spans and the agent span are marked apart")
 }

@@ -2,6 +2,7 @@ package retrystormprocessor // import "github.com/retrystorm/retrystorm/processo
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -20,8 +21,10 @@ import (
 
 // pendingTrace is a trace held until its decision.
 type pendingTrace struct {
-	id    pcommon.TraceID
-	set   spanSet
+	id  pcommon.TraceID
+	set spanSet
+	// marks holds the analyzer's Mark of each span of set, in order.
+	marks []uint8
 	spans int64
 	bytes int64
 	first time.Time
@@ -203,6 +206,10 @@ func (s *shard) ingest(pc piece, now time.Time) {
 		s.arrivals.Push(pt)
 	} else {
 		pt.set.add(pc.set)
+	}
+	pt.marks = slices.Grow(pt.marks, pc.set.Len())
+	for _, span := range pc.set.All() {
+		pt.marks = append(pt.marks, s.analyzer.Mark(span))
 	}
 	pt.spans += spans
 	pt.bytes += size

@@ -162,7 +162,7 @@ func (an *Analyzer) attempts(t *grouping.Tree, out *Trace) ([]*grouping.Attempt,
 	clear(logical)
 	defer func() { an.scratch.analysisIsTool, an.scratch.analysisLogical = isTool[:0], logical[:0] }()
 	for i := range t.Nodes {
-		isTool[i] = an.x.IsToolSpan(t.Nodes[i].Span)
+		isTool[i], _ = an.recognize(&t.Nodes[i], "")
 		if isTool[i] {
 			out.ToolSpans = append(out.ToolSpans, int32(i))
 		}

@@ -123,8 +123,7 @@ func (an *Analyzer) TriageIndexed(q *Quick) *Quick {
 	}()
 	cites := false
 	for i := range t.Nodes {
-		span := t.Nodes[i].Span
-		if span.Status().Code() == ptrace.StatusCodeError {
+		if t.Nodes[i].Span.Status().Code() == ptrace.StatusCodeError {
 			q.stop = "error span"
 			return q
 		}
@@ -133,7 +132,7 @@ func (an *Analyzer) TriageIndexed(q *Quick) *Quick {
 			also = cfg.CitedAssetsAttribute
 		}
 		var has bool
-		isTool[i], has = an.x.Recognize(span, also)
+		isTool[i], has = an.recognize(&t.Nodes[i], also)
 		cites = cites || has
 	}
 	// toolKids counts the tool children of each tool span: one with any is logical, its
@@ -318,19 +317,55 @@ func (an *Analyzer) fewSends(t *grouping.Tree, isTool []bool, toolKids []int32) 
 // Index builds the span tree of td on the analyzer's spare tree, for AnalyzeTree, without
 // triage (for a trace already known to hold a signal); Recycle hands it back.
 func (an *Analyzer) Index(td ptrace.Traces) *Quick {
-	return an.IndexSpans(td.SpanCount(), tracespans.All(td))
+	return an.IndexSpans(td.SpanCount(), tracespans.All(td), nil)
 }
 
 // IndexSpans is Index on the n spans spans yields, each with its resource, wherever they
-// are held.
-func (an *Analyzer) IndexSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span]) *Quick {
+// are held. marks, when it holds one Mark per span in the same order, saves Triage and
+// AnalyzeTree reading the spans' attributes again to recognise them.
+func (an *Analyzer) IndexSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span], marks []uint8) *Quick {
 	t := an.spare
 	an.spare = nil
 	if t == nil {
 		t = &grouping.Tree{}
 	}
 	t.ResetSpans(n, spans)
+	if len(marks) == len(t.Nodes) {
+		for i := range t.Nodes {
+			t.Nodes[i].Mark = marks[i]
+		}
+	}
 	return &Quick{Tree: t}
+}
+
+// Mark bits: the span was recognised, is a tool span, carries the cited-assets attribute.
+const (
+	markKnown uint8 = 1 << iota
+	markTool
+	markCites
+)
+
+// Mark recognises span as Triage and AnalyzeTree do, for IndexSpans: a shard marks each span
+// as it arrives, while its attributes are still in the CPU's caches, instead of reading
+// them again, cold, at the decision. Marks stay valid as long as the span's attributes do.
+func (an *Analyzer) Mark(span ptrace.Span) uint8 {
+	m := markKnown
+	tool, cites := an.x.Recognize(span, an.cfg.Findings.CitedAssetsAttribute)
+	if tool {
+		m |= markTool
+	}
+	if cites {
+		m |= markCites
+	}
+	return m
+}
+
+// recognize is Recognize on a node, from its mark when it has one.
+func (an *Analyzer) recognize(n *grouping.Node, also string) (tool, has bool) {
+	if n.Mark&markKnown != 0 {
+		return n.Mark&markTool != 0, also != "" && n.Mark&markCites != 0
+	}
+	return an.x.Recognize(n.Span, also)
 }
 
 // Recycle hands q's tree back for the next Triage. Call it once nothing uses q, nor an

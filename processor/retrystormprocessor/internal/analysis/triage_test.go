@@ -11,6 +11,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/fixtures"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
@@ -98,6 +99,55 @@ func TestTriageNeverClearsASignal(t *testing.T) {
 	t.Logf("triage proved %d of %d clean traces clean", proved, clean)
 	assert.Greater(t, clean, 800)
 	assert.GreaterOrEqual(t, float64(proved), 0.9*float64(clean), "triage must prove most clean traffic clean")
+}
+
+// TestMarksChangeNothing: a tree indexed with the marks a shard makes as spans arrive
+// triages and analyses exactly as one whose spans are recognised at the decision, over
+// every scenario in every shape and every fixture.
+func TestMarksChangeNothing(t *testing.T) {
+	var tds []ptrace.Traces
+	for _, name := range fixtures.Names() {
+		tds = append(tds, fixtures.Load(t, name))
+	}
+	every, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 13, EveryScenario: true, Scenarios: agenttraffic.DefaultScenarioWeights()})
+	require.NoError(t, err)
+	traces := every.Generate(300)
+	for i := range traces {
+		tds = append(tds, agenttraffic.TraceToPdata(&traces[i]))
+	}
+	plain, marked := New(DefaultConfig(), nil), New(DefaultConfig(), nil)
+	tools, cites := 0, 0
+	for i, td := range tds {
+		var marks []uint8
+		for _, span := range tracespans.All(td) {
+			m := marked.Mark(span)
+			tool, has := plain.x.Recognize(span, plain.cfg.Findings.CitedAssetsAttribute)
+			require.Equal(t, tool, m&markTool != 0)
+			require.Equal(t, has, m&markCites != 0)
+			if tool {
+				tools++
+			}
+			if has {
+				cites++
+			}
+			marks = append(marks, m)
+		}
+		a := plain.TriageIndexed(plain.Index(td))
+		b := marked.TriageIndexed(marked.IndexSpans(td.SpanCount(), tracespans.All(td), marks))
+		for j := range b.Tree.Nodes {
+			require.Equal(t, marks[j], b.Tree.Nodes[j].Mark, "node %d carries its span's mark", j)
+		}
+		require.Equalf(t, a.Clean, b.Clean, "trace %d", i)
+		require.Equalf(t, a.stop, b.stop, "trace %d", i)
+		require.Equalf(t, a.Tools, b.Tools, "trace %d", i)
+		ta, tb := plain.AnalyzeTree(a.Tree), marked.AnalyzeTree(b.Tree)
+		require.Equalf(t, ta.Signals, tb.Signals, "trace %d", i)
+		require.Equalf(t, ta.ToolSpans, tb.ToolSpans, "trace %d", i)
+		require.Equalf(t, ta.Findings, tb.Findings, "trace %d", i)
+		require.Equalf(t, ta.Calls, tb.Calls, "trace %d", i)
+	}
+	assert.Positive(t, tools)
+	assert.Positive(t, cites, "some span cites assets")
 }
 
 // TestTriageStopsAtEachRule builds a clean trace and breaks it one rule at a time: every

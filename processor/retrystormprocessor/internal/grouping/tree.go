@@ -19,6 +19,9 @@ type Node struct {
 	Parent   int32
 	// Agent marks an agent span; it is set on the first call of Tree.Agent.
 	Agent bool
+	// Mark is a note the indexer made about the span when it arrived (the analysis
+	// package's recognition), 0 when it made none.
+	Mark uint8
 }
 
 // Tree indexes one trace's spans. Walks up the tree are bounded by the span count, so
