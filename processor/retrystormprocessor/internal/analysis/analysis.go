@@ -225,7 +225,7 @@ func sends(t *grouping.Tree, root int32, isTool []bool) []toolspan.Send {
 		if isTool[i] || i == root {
 			continue
 		}
-		if toolspan.IsTransport(t.Nodes[i].Span) {
+		if transport(&t.Nodes[i]) {
 			out = append(out, toolspan.ReadSend(t.Nodes[i].Span))
 		}
 		stack = append(stack, t.Children(i)...)

@@ -297,7 +297,7 @@ func (an *Analyzer) fewSends(t *grouping.Tree, isTool []bool, toolKids []int32) 
 	count := an.scratch.sends
 	clear(count)
 	for i := range t.Nodes {
-		if isTool[i] || !toolspan.IsTransport(t.Nodes[i].Span) {
+		if isTool[i] || !transport(&t.Nodes[i]) {
 			continue
 		}
 		cur := t.Nodes[i].Parent
@@ -338,11 +338,13 @@ func (an *Analyzer) IndexSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.S
 	return &Quick{Tree: t}
 }
 
-// Mark bits: the span was recognised, is a tool span, carries the cited-assets attribute.
+// Mark bits: the span was recognised, is a tool span, carries the cited-assets attribute,
+// is an HTTP client span (a send).
 const (
 	markKnown uint8 = 1 << iota
 	markTool
 	markCites
+	markTransport
 )
 
 // Mark recognises span as Triage and AnalyzeTree do, for IndexSpans: a shard marks each span
@@ -357,7 +359,18 @@ func (an *Analyzer) Mark(span ptrace.Span) uint8 {
 	if cites {
 		m |= markCites
 	}
+	if toolspan.IsTransport(span) {
+		m |= markTransport
+	}
 	return m
+}
+
+// transport is toolspan.IsTransport on a node, from its mark when it has one.
+func transport(n *grouping.Node) bool {
+	if n.Mark&markKnown != 0 {
+		return n.Mark&markTransport != 0
+	}
+	return toolspan.IsTransport(n.Span)
 }
 
 // recognize is Recognize on a node, from its mark when it has one.

@@ -14,6 +14,7 @@ import (
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 // checkTriage holds one trace's triage to its analysis: a trace proved clean must analyse
@@ -116,7 +117,7 @@ func TestMarksChangeNothing(t *testing.T) {
 		tds = append(tds, agenttraffic.TraceToPdata(&traces[i]))
 	}
 	plain, marked := New(DefaultConfig(), nil), New(DefaultConfig(), nil)
-	tools, cites := 0, 0
+	tools, cites, sends := 0, 0, 0
 	for i, td := range tds {
 		var marks []uint8
 		for _, span := range tracespans.All(td) {
@@ -124,6 +125,10 @@ func TestMarksChangeNothing(t *testing.T) {
 			tool, has := plain.x.Recognize(span, plain.cfg.Findings.CitedAssetsAttribute)
 			require.Equal(t, tool, m&markTool != 0)
 			require.Equal(t, has, m&markCites != 0)
+			require.Equal(t, toolspan.IsTransport(span), m&markTransport != 0)
+			if m&markTransport != 0 {
+				sends++
+			}
 			if tool {
 				tools++
 			}
@@ -148,6 +153,7 @@ func TestMarksChangeNothing(t *testing.T) {
 	}
 	assert.Positive(t, tools)
 	assert.Positive(t, cites, "some span cites assets")
+	assert.Positive(t, sends, "some span is an HTTP send")
 }
 
 // TestTriageStopsAtEachRule builds a clean trace and breaks it one rule at a time: every
