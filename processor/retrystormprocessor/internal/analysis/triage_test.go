@@ -288,6 +288,49 @@ func BenchmarkTriageAgentTraffic(b *testing.B) {
 	})
 }
 
+// BenchmarkTriageOutOfCache decides traces the way a shard does, from memory the CPU's
+// caches no longer hold: 6000 traces of the default mix (about 200 MB of pdata, decoded
+// from OTLP as a receiver does, so laid out as a receiver leaves them), marked beforehand as
+// a shard marks spans on arrival, then each indexed, triaged and, when not proved clean,
+// analysed once per loop. BenchmarkTriageAgentTraffic's 500 traces stay partly cached.
+func BenchmarkTriageOutOfCache(b *testing.B) {
+	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 5})
+	require.NoError(b, err)
+	traces := gen.Generate(6000)
+	an := New(DefaultConfig(), stalecache.New(100000))
+	type held struct {
+		td    ptrace.Traces
+		marks []uint8
+	}
+	all := make([]held, 0, len(traces))
+	spans := 0
+	for i := range traces {
+		raw, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(agenttraffic.TraceToPdata(&traces[i]))
+		require.NoError(b, err)
+		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(raw)
+		require.NoError(b, err)
+		h := held{td: td}
+		for _, span := range tracespans.All(td) {
+			h.marks = append(h.marks, an.Mark(span))
+		}
+		all = append(all, h)
+		spans += td.SpanCount()
+	}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		for _, h := range all {
+			q := an.TriageIndexed(an.IndexSpans(h.td.SpanCount(), tracespans.All(h.td), h.marks))
+			if !q.Clean {
+				an.AnalyzeTree(q.Tree)
+			}
+			an.Recycle(q)
+		}
+		n++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*spans), "ns/span")
+}
+
 // benchmarkAgentTraffic runs each of 500 traces of the default agentsim mix through each
 // per loop and reports time per span.
 func benchmarkAgentTraffic(b *testing.B, each func(*Analyzer, ptrace.Traces)) {
