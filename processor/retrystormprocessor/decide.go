@@ -100,7 +100,7 @@ func (s *shard) finish() {
 			case pt.decided:
 			case s.ctx.Err() != nil:
 				s.release(pt)
-				s.tel.droppedSpans(dropShutdown, pt.spans)
+				s.tel.droppedSpans(dropShutdown, int64(pt.set.Len()))
 			default:
 				s.decide(pt, now, causeShutdown)
 			}
@@ -190,7 +190,7 @@ func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause
 	if s.cache.Drop(pt.id) {
 		s.tel.cacheEvicted(decisionDropped)
 	}
-	s.tel.droppedSpans(dropSampledOut, pt.spans)
+	s.tel.droppedSpans(dropSampledOut, int64(pt.set.Len()))
 	pt.set, pt.marks = spanSet{}, nil
 }
 

@@ -72,7 +72,7 @@ func TestAKeptTraceThatDoesNotFitStartsANewRequest(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	h := newHarness(t, cfg, nil)
-	var ids []ptrace.Traces
+	var traces []ptrace.Traces
 	for i := range 3 {
 		td := stormTrace(traceID(uint64(i)))
 		ss := td.ResourceSpans().At(0).ScopeSpans().At(0)
@@ -82,9 +82,9 @@ func TestAKeptTraceThatDoesNotFitStartsANewRequest(t *testing.T) {
 			span.SetSpanID([8]byte{0xee, byte(j >> 8), byte(j)})
 			span.SetParentSpanID([8]byte{0xff})
 		}
-		ids = append(ids, td)
+		traces = append(traces, td)
 	}
-	for _, td := range ids {
+	for _, td := range traces {
 		h.consume(td)
 	}
 	require.NoError(t, h.shutdown(context.Background()))

@@ -25,7 +25,6 @@ type pendingTrace struct {
 	set spanSet
 	// marks holds the analyzer's Mark of each span of set, in order.
 	marks []uint8
-	spans int64
 	bytes int64
 	first time.Time
 	// input numbers the shard input the trace first arrived in: a trace is never shed
@@ -211,7 +210,6 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	for _, span := range pc.set.All() {
 		pt.marks = append(pt.marks, s.analyzer.Mark(span))
 	}
-	pt.spans += spans
 	pt.bytes += size
 	s.spans += spans
 	s.bytes += size
@@ -265,7 +263,7 @@ func (s *shard) release(pt *pendingTrace) {
 	delete(s.traces, pt.id)
 	pt.decided = true
 	s.bytes -= pt.bytes
-	s.spans -= pt.spans
+	s.spans -= int64(pt.set.Len())
 }
 
 // enqueue moves a kept trace's spans into the outgoing batch, under copies of their

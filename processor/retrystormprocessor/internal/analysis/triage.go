@@ -147,7 +147,7 @@ func (an *Analyzer) TriageIndexed(q *Quick) *Quick {
 			}
 		}
 	}
-	sc.warmth += warm(t, func(i int) bool { return isTool[i] && toolKids[i] == 0 })
+	sc.warmth += warm(t, isTool, toolKids)
 	idems := sc.idems
 	clear(idems)
 	var hashedIdem, rawIdem bool
@@ -207,15 +207,15 @@ func (an *Analyzer) TriageIndexed(q *Quick) *Quick {
 	return q
 }
 
-// warm reads the first byte of every attribute key and string value of the nodes want
-// picks before they are read in earnest: a trace decided seconds after it arrived is out
-// of the CPU's caches, and a glance is a chain of dependent loads that waits for each
-// miss in turn, where these independent loads overlap. It returns a sum so the loads are
-// kept.
-func warm(t *grouping.Tree, want func(i int) bool) int {
+// warm reads the first byte of every attribute key and string value of the attempts (tool
+// spans without tool children) before the glances read them: a trace decided seconds after
+// it arrived is out of the CPU's caches, and a glance is a chain of dependent loads that
+// waits for each miss in turn, where these independent loads overlap. It returns a sum so
+// the loads are kept.
+func warm(t *grouping.Tree, isTool []bool, toolKids []int32) int {
 	sum := 0
 	for i := range t.Nodes {
-		if !want(i) {
+		if !isTool[i] || toolKids[i] > 0 {
 			continue
 		}
 		for k, v := range t.Nodes[i].Span.Attributes().All() {
