@@ -51,34 +51,45 @@ func valueFlagTrue(v pcommon.Value) bool {
 }
 
 // stringFlagFree: no `\u` escape (it could spell a flag name) and every literal flag name
-// followed by the value false. JSON is full of quotes, so the searches look for the rarer
-// tail of each name ("Error\"", "_error\"") and then check the `"is` before it.
+// ("isError" or "is_error", quotes included) followed by the value false.
 func stringFlagFree(s string) bool {
-	return !strings.Contains(s, `\u`) && flagsFalse(s, `"is`, `Error"`) && flagsFalse(s, `"is`, `_error"`)
+	// One pass: MCP results carry JSON inside JSON, so backslashes and underscores are
+	// common, and a substring search per pattern stops at every one of them.
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) && s[i+1] == 'u' {
+				return false
+			}
+		case '"':
+			if i+3 >= len(s) || s[i+1] != 'i' || s[i+2] != 's' {
+				continue
+			}
+			var rest string
+			switch {
+			case strings.HasPrefix(s[i+3:], `Error"`):
+				rest = s[i+3+len(`Error"`):]
+			case strings.HasPrefix(s[i+3:], `_error"`):
+				rest = s[i+3+len(`_error"`):]
+			default:
+				continue
+			}
+			if !flagFalse(rest) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
-// flagsFalse reports that every occurrence of the key head+tail in s is followed, after
-// optional JSON whitespace and a colon, by the literal false.
-func flagsFalse(s, head, tail string) bool {
-	for {
-		i := strings.Index(s, tail)
-		if i < 0 {
-			return true
-		}
-		if i < len(head) || s[i-len(head):i] != head {
-			s = s[i+len(tail):]
-			continue
-		}
-		s = skipJSONSpace(s[i+len(tail):])
-		if !strings.HasPrefix(s, ":") {
-			return false
-		}
-		s = skipJSONSpace(s[1:])
-		if !strings.HasPrefix(s, "false") {
-			return false
-		}
-		s = s[len("false"):]
+// flagFalse reports that s, what follows a flag's key, is optional JSON whitespace, a
+// colon and the literal false.
+func flagFalse(s string) bool {
+	s = skipJSONSpace(s)
+	if !strings.HasPrefix(s, ":") {
+		return false
 	}
+	return strings.HasPrefix(skipJSONSpace(s[1:]), "false")
 }
 
 func skipJSONSpace(s string) string {

@@ -1,6 +1,7 @@
 package outcome
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,4 +25,61 @@ func TestFlagFree(t *testing.T) {
 	m.Map().PutEmptyMap("result").PutBool("isError", false)
 	assert.True(t, FlagFree(m))
 	assert.True(t, FlagFree(pcommon.NewValueInt(3)))
+}
+
+// flagFreeBySearch is the specification stringFlagFree implements in one pass: no `\u`,
+// and every "isError" / "is_error" key followed by false, found by substring search.
+func flagFreeBySearch(s string) bool {
+	if strings.Contains(s, `\u`) {
+		return false
+	}
+	for _, key := range []string{`"isError"`, `"is_error"`} {
+		for rest := s; ; {
+			i := strings.Index(rest, key)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(key):]
+			after := strings.TrimLeft(rest, " \t\r\n")
+			if !strings.HasPrefix(after, ":") || !strings.HasPrefix(strings.TrimLeft(after[1:], " \t\r\n"), "false") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func FuzzStringFlagFreeMatchesSearch(f *testing.F) {
+	for _, s := range []string{``, `"is`, `"isError"`, `"isError": false`, `"is_error" :false"isError":true`,
+		`{"a":"\\u0041","isError":false}`, `x\u0045`, `\\`, `"isError"isError":false`, `"is_error"`,
+		mcpResponse} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := stringFlagFree(s), flagFreeBySearch(s); got != want {
+			t.Fatalf("stringFlagFree(%q) = %v, by search %v", s, got, want)
+		}
+	})
+}
+
+// mcpResponse is an MCP tool result as agents send it: JSON text inside JSON, full of
+// escaped quotes and snake_case keys.
+const mcpResponse = `{"id":8,"jsonrpc":"2.0","result":{"isError":false,"content":[{"type":"text","text":"{\"hits\":[{\"snippet\":\"account budget customer refund freshness settlement delay contract schema order retry\",\"doc_id\":\"kb_1182\",\"score_bp\":8123},{\"snippet\":\"renewal order settlement budget replica policy\",\"doc_id\":\"kb_0412\",\"score_bp\":7710}],\"total_hits\":2}"}]}}`
+
+func BenchmarkStringFlagFree(b *testing.B) {
+	b.SetBytes(int64(len(mcpResponse)))
+	for b.Loop() {
+		if !stringFlagFree(mcpResponse) {
+			b.Fatal("flagged")
+		}
+	}
+}
+
+func BenchmarkStringFlagFreeBySearch(b *testing.B) {
+	b.SetBytes(int64(len(mcpResponse)))
+	for b.Loop() {
+		if !flagFreeBySearch(mcpResponse) {
+			b.Fatal("flagged")
+		}
+	}
 }
