@@ -12,13 +12,18 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/retrystorm/retrystorm/internal/benchharness"
 )
 
 func main() {
+	if len(os.Args) < 2 || os.Args[1] != "e2e" {
+		steadyHeap()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -62,6 +67,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// steadyHeap re-executes stormbench with GODEBUG=madvdontneed=0 unless GODEBUG already
+// says how freed memory goes back to the OS. The runtime then returns it with MADV_FREE,
+// which the OS takes back only under memory pressure, so each measured run reuses the
+// pages earlier runs touched instead of faulting in its whole heap again: a collector
+// that has been running a while pays no such faults, and they cost both variants about a
+// third of their measured CPU (BENCHMARKS.md, "Page faults"). It returns only when it did
+// not re-execute; the report names the setting it ran under.
+func steadyHeap() {
+	godebug, set := os.LookupEnv("GODEBUG")
+	if strings.Contains(godebug, "madvdontneed=") {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	if set && godebug != "" {
+		godebug += ","
+	}
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GODEBUG=") })
+	env = append(env, "GODEBUG="+godebug+"madvdontneed=0")
+	_ = syscall.Exec(exe, os.Args, env) // returns only when it failed
 }
 
 // profilePaths are where profiles go; empty for none.

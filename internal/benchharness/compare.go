@@ -17,6 +17,10 @@ type CompareSample struct {
 	Spans   int
 	// CPU is the process CPU time of the run less the feeder's decoding.
 	CPU time.Duration
+	// SysCPU is the part of the process's CPU time spent in the kernel during the run, the
+	// decoding's included; PageFaults counts the process's minor page faults in it.
+	SysCPU     time.Duration
+	PageFaults int64
 	// AllocBytes and Allocs are the run's allocations less the decoding's.
 	AllocBytes, Allocs uint64
 	// KeptTraces and KeptSpans are what the variant forwarded.
@@ -58,7 +62,7 @@ func runCompare(ctx context.Context, w *Workload, variant string, rate float64, 
 			return s, fmt.Errorf("start CPU profile: %w", err)
 		}
 	}
-	m0, cpu0 := readMem(), processCPU()
+	m0, u0, cpu0 := readMem(), readUsage(), processCPU()
 	start := time.Now()
 	out.start = start
 	fr, err := feed(ctx, w, sub.consumer, 0, w.Len(), rate, start)
@@ -66,7 +70,7 @@ func runCompare(ctx context.Context, w *Workload, variant string, rate float64, 
 	if stopErr := sub.shutdown(ctx); err == nil && stopErr != nil {
 		err = fmt.Errorf("shut down %s: %w", variant, stopErr)
 	}
-	cpu1, m1 := processCPU(), readMem()
+	cpu1, u1, m1 := processCPU(), readUsage(), readMem()
 	if profile != nil {
 		pprof.StopCPUProfile()
 	}
@@ -74,6 +78,7 @@ func runCompare(ctx context.Context, w *Workload, variant string, rate float64, 
 		return s, err
 	}
 	s.CPU = cpu1 - cpu0 - fr.decodeCPU
+	s.SysCPU, s.PageFaults = u1.sys-u0.sys, u1.faults-u0.faults
 	s.AllocBytes = sub0(m1.totalAlloc-m0.totalAlloc, decBytes)
 	s.Allocs = sub0(m1.mallocs-m0.mallocs, decAllocs)
 	s.KeptSpans, s.KeptTraces = out.counts()

@@ -8,6 +8,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// usage is what getrusage reports of the whole process so far.
+type usage struct {
+	user, sys time.Duration
+	// faults counts minor page faults: first touches of memory the OS had not yet given.
+	faults int64
+}
+
+func readUsage() usage {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return usage{}
+	}
+	return usage{user: time.Duration(ru.Utime.Nano()), sys: time.Duration(ru.Stime.Nano()), faults: ru.Minflt}
+}
+
 // processCPU is the CPU time (user + system) of every thread of the process so far.
 func processCPU() time.Duration {
 	var ru syscall.Rusage

@@ -13,6 +13,16 @@ import (
 	"time"
 )
 
+// heapRelease says how the runtime gives freed memory back to the OS in this process,
+// which decides whether each run pays page faults for its heap (cmd/stormbench sets
+// madvdontneed=0 unless told otherwise).
+func heapRelease() string {
+	if strings.Contains(os.Getenv("GODEBUG"), "madvdontneed=0") {
+		return "Freed memory returns to the OS with MADV_FREE (GODEBUG=madvdontneed=0): runs reuse pages earlier runs touched, as a collector running a while does."
+	}
+	return "Freed memory returns to the OS with MADV_DONTNEED (the Go default): each run pays page faults for its heap."
+}
+
 // Machine is what BENCHMARKS.md records of the machine: no host name, no path.
 type Machine struct {
 	CPUs  int
@@ -144,13 +154,13 @@ type printer func(format string, args ...any)
 
 func (r *Results) writeComparison(p printer) {
 	o := r.Options
-	p("Machine: %s. Run took %s.\n\n", r.Machine, r.Elapsed.Round(time.Second))
+	p("Machine: %s. Run took %s. %s\n\n", r.Machine, r.Elapsed.Round(time.Second), heapRelease())
 	p("Comparison workload: seed %d, %d traces, %d spans (%.1f spans/trace), %d requests of up to %d spans, %.0f B/span OTLP, fed as fast as each variant takes them; %d repeats, medians (range). Latency: %d traces offered at %.0f spans/s, one run.\n\n",
 		o.Seed, r.Workload.Traces, r.Workload.Spans, float64(r.Workload.Spans)/float64(max(r.Workload.Traces, 1)),
 		r.Workload.Requests, o.BatchSpans, float64(r.Workload.EncodedBytes)/float64(max(r.Workload.Spans, 1)), o.Repeats,
 		o.LatencyTraces, o.LatencyRate)
-	p("| variant | CPU ns/span | B/span | allocs/span | heap B/buffered span | decision latency p50 / p99 | CPU ns/span at %.0fk spans/s | kept traces |\n", o.LatencyRate/1000)
-	p("|---|---|---|---|---|---|---|---|\n")
+	p("| variant | CPU ns/span | B/span | allocs/span | heap B/buffered span | decision latency p50 / p99 | CPU ns/span at %.0fk spans/s | kept traces | page faults per run (kernel ms) |\n", o.LatencyRate/1000)
+	p("|---|---|---|---|---|---|---|---|---|\n")
 	for _, v := range Variants {
 		cs := r.Compare[v]
 		if len(cs) == 0 {
@@ -170,8 +180,10 @@ func (r *Results) writeComparison(p printer) {
 		if v != VariantFloor {
 			kept = fmt.Sprintf("%.1f%%", 100*medianOf(cs, func(s CompareSample) float64 { return float64(s.KeptTraces) })/float64(max(r.Workload.Traces, 1)))
 		}
-		p("| %s | %.0f (%.0f–%.0f) | %.0f | %.1f | %s | %s | %s | %s |\n", v, medianOf(cs, CompareSample.CPUPerSpan), lo, hi,
-			medianOf(cs, CompareSample.AllocBytesPerSpan), medianOf(cs, CompareSample.AllocsPerSpan), heap, lat, paced, kept)
+		faults := fmt.Sprintf("%.0f (%.0f)", medianOf(cs, func(s CompareSample) float64 { return float64(s.PageFaults) }),
+			medianOf(cs, func(s CompareSample) float64 { return float64(s.SysCPU) / 1e6 }))
+		p("| %s | %.0f (%.0f–%.0f) | %.0f | %.1f | %s | %s | %s | %s | %s |\n", v, medianOf(cs, CompareSample.CPUPerSpan), lo, hi,
+			medianOf(cs, CompareSample.AllocBytesPerSpan), medianOf(cs, CompareSample.AllocsPerSpan), heap, lat, paced, kept, faults)
 	}
 }
 

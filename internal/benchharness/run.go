@@ -197,8 +197,8 @@ func runComparison(ctx context.Context, o Options, r *Results) error {
 				return err
 			}
 			r.Compare[v] = append(r.Compare[v], s)
-			logf(o, "compare %d/%d %-13s %7.0f ns/span CPU, %6.0f B/span, %5.1f allocs/span, kept %d traces",
-				rep+1, o.Repeats, v, s.CPUPerSpan(), s.AllocBytesPerSpan(), s.AllocsPerSpan(), s.KeptTraces)
+			logf(o, "compare %d/%d %-13s %7.0f ns/span CPU, %6.0f B/span, %5.1f allocs/span, kept %d traces; kernel %.0f ms, %d page faults",
+				rep+1, o.Repeats, v, s.CPUPerSpan(), s.AllocBytesPerSpan(), s.AllocsPerSpan(), s.KeptTraces, float64(s.SysCPU)/1e6, s.PageFaults)
 		}
 	}
 	return nil
