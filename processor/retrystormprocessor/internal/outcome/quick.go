@@ -52,9 +52,15 @@ func valueFlagTrue(v pcommon.Value) bool {
 
 // stringFlagFree: no `\u` escape (it could spell a flag name) and every literal flag name
 // ("isError" or "is_error", quotes included) followed by the value false.
+//
+// Most results hold no backslash: one vectorised byte search shows it, and the flag names
+// are then found by searching for the rarer tail of each ("Error\"", "_error\"") and
+// checking the `"is` before it. MCP results carry JSON inside JSON, full of escaped quotes,
+// where a search for `\u` stops at every backslash: those are read in one pass.
 func stringFlagFree(s string) bool {
-	// One pass: MCP results carry JSON inside JSON, so backslashes and underscores are
-	// common, and a substring search per pattern stops at every one of them.
+	if strings.IndexByte(s, '\\') < 0 {
+		return flagsFalse(s, `"is`, `Error"`) && flagsFalse(s, `"is`, `_error"`)
+	}
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '\\':
@@ -80,6 +86,25 @@ func stringFlagFree(s string) bool {
 		}
 	}
 	return true
+}
+
+// flagsFalse reports that every occurrence of the key head+tail in s is followed by the
+// value false (flagFalse). tail ends and head begins with a quote.
+func flagsFalse(s, head, tail string) bool {
+	for {
+		i := strings.Index(s, tail)
+		if i < 0 {
+			return true
+		}
+		if i < len(head) || s[i-len(head):i] != head {
+			// The tail's closing quote may open the next key.
+			s = s[i+len(tail)-1:]
+			continue
+		}
+		if s = s[i+len(tail):]; !flagFalse(s) {
+			return false
+		}
+	}
 }
 
 // flagFalse reports that s, what follows a flag's key, is optional JSON whitespace, a

@@ -52,7 +52,8 @@ func flagFreeBySearch(s string) bool {
 func FuzzStringFlagFreeMatchesSearch(f *testing.F) {
 	for _, s := range []string{``, `"is`, `"isError"`, `"isError": false`, `"is_error" :false"isError":true`,
 		`{"a":"\\u0041","isError":false}`, `x\u0045`, `\\`, `"isError"isError":false`, `"is_error"`,
-		mcpResponse} {
+		mcpResponse, plainResult, `{"isError"  :  false, "x":"\"is_error\":true"}`,
+		`Error"isError"`} { // a key's closing quote opening the flag
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -79,6 +80,27 @@ func BenchmarkStringFlagFreeBySearch(b *testing.B) {
 	b.SetBytes(int64(len(mcpResponse)))
 	for b.Loop() {
 		if !flagFreeBySearch(mcpResponse) {
+			b.Fatal("flagged")
+		}
+	}
+}
+
+// plainResult is a result without JSON inside it: no backslash.
+const plainResult = `{"content":[{"type":"text","text":"account budget customer refund freshness settlement delay contract schema order retry renewal order settlement budget replica policy"}],"structured":{"doc_id":"kb_1182","score_bp":8123,"total_hits":2},"isError":false}`
+
+func BenchmarkStringFlagFreePlain(b *testing.B) {
+	b.SetBytes(int64(len(plainResult)))
+	for b.Loop() {
+		if !stringFlagFree(plainResult) {
+			b.Fatal("flagged")
+		}
+	}
+}
+
+func BenchmarkStringFlagFreePlainBySearch(b *testing.B) {
+	b.SetBytes(int64(len(plainResult)))
+	for b.Loop() {
+		if !flagFreeBySearch(plainResult) {
 			b.Fatal("flagged")
 		}
 	}
