@@ -101,6 +101,17 @@ func (x *Hasher) canonicalPath(v pcommon.Value, path []string) ([]byte, bool) {
 	return b, ok
 }
 
+// PathPrint is the 64-bit fingerprint of the canonical JSON ValuePath digests, false where
+// ValuePath is: two payloads get one print when they have one digest, and different prints
+// (but for a 2^-64 chance) when not. It tells payloads apart without hashing them.
+func (x *Hasher) PathPrint(v pcommon.Value, path []string) (uint64, bool) {
+	b, ok := x.canonicalPath(v, path)
+	if !ok {
+		return 0, false
+	}
+	return maphash.Bytes(printSeed, b), true
+}
+
 // stringBytes views s as bytes without copying; the canonicalizer only reads its input.
 func stringBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))

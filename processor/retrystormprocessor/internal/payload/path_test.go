@@ -184,3 +184,36 @@ func FuzzStringAtMatchesTheCanonicalReading(f *testing.F) {
 		}
 	})
 }
+
+// TestPathPrintFollowsTheDigest: one print where ValuePath gives one digest, different
+// prints where it gives different digests, and no print where it gives none.
+func TestPathPrintFollowsTheDigest(t *testing.T) {
+	x := NewHasher(nil)
+	docs := []struct {
+		doc  string
+		path []string
+	}{
+		{`{"a":1,"b":[true,"x"]}`, nil},
+		{` { "b" : [ true , "x" ] , "a" : 1 } `, nil},
+		{`{"args":{"a":1,"b":[true,"x"]}}`, []string{"args"}},
+		{`{"a":2,"b":[true,"x"]}`, nil},
+		{`{"a":1,"b":[true,"y"]}`, nil},
+		{`"plain text"`, nil},
+		{`{"a":1,"b":[true,"x"]`, nil},
+	}
+	for i, a := range docs {
+		for _, b := range docs[i:] {
+			va, vb := pcommon.NewValueStr(a.doc), pcommon.NewValueStr(b.doc)
+			ha, okA := x.ValuePath(va, a.path)
+			hb, okB := x.ValuePath(vb, b.path)
+			pa, pokA := x.PathPrint(va, a.path)
+			pb, pokB := x.PathPrint(vb, b.path)
+			if pokA != okA || pokB != okB {
+				t.Fatalf("PathPrint ok %v/%v where ValuePath ok %v/%v for %q, %q", pokA, pokB, okA, okB, a.doc, b.doc)
+			}
+			if okA && okB && (ha == hb) != (pa == pb) {
+				t.Errorf("%q and %q: digests equal %v, prints equal %v", a.doc, b.doc, ha == hb, pa == pb)
+			}
+		}
+	}
+}

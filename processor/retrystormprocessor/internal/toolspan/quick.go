@@ -85,3 +85,22 @@ func (x *Extractor) ArgsDigest(span ptrace.Span) string {
 	h, _ := x.firstDigest(attrs, x.arguments)
 	return h
 }
+
+// ArgsIdentity tells attempts' args hashes apart without computing them. given is the hash
+// the span carries, as ArgsDigest returns it; otherwise print is the fingerprint
+// (Hasher.PathPrint) of the canonical JSON ArgsDigest would hash, and found is false where
+// no argument source yields one and ArgsDigest returns "".
+func (x *Extractor) ArgsIdentity(span ptrace.Span) (given string, print uint64, found bool) {
+	attrs := attrs{m: span.Attributes()}
+	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
+		return s, 0, true
+	}
+	for _, src := range x.arguments {
+		if v, ok := attrs.get(src); ok {
+			if p, ok := x.hasher.PathPrint(v, src.path); ok {
+				return "", p, true
+			}
+		}
+	}
+	return "", 0, false
+}
