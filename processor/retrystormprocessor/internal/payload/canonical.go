@@ -208,10 +208,7 @@ func appendString[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
 		// Copy a run of bytes that need no escaping at once.
-		j := i
-		for j < len(s) && s[j] >= 0x20 && s[j] < 0x7f && s[j] != '"' && s[j] != '\\' {
-			j++
-		}
+		j := plainEnd(s, i)
 		if j > i {
 			dst = append(dst, s[i:j]...)
 			i = j

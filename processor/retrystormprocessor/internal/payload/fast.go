@@ -67,11 +67,11 @@ func (c *canonicalizer) value() error {
 	case ch == '[':
 		return c.array()
 	case ch == '"':
-		s, err := c.str()
+		s, plain, err := c.str()
 		if err != nil {
 			return err
 		}
-		c.out = appendString(c.out, s)
+		c.writeStr(s, plain)
 		return nil
 	case ch == 't':
 		return c.literal("true")
@@ -200,15 +200,18 @@ func (c *canonicalizer) object() error {
 		if c.pos >= len(c.src) || c.src[c.pos] != '"' {
 			return errSyntax
 		}
-		key, err := c.str()
+		key, plain, err := c.str()
 		if err != nil {
 			return err
 		}
 		if len(c.members) > base {
 			c.out = append(c.out, ',')
 		}
-		m := member{key: decodedKey(key), start: len(c.out)}
-		c.out = appendString(c.out, key)
+		m := member{key: key, start: len(c.out)}
+		if !plain {
+			m.key = decodedKey(key)
+		}
+		c.writeStr(key, plain)
 		c.skipSpace()
 		if c.pos >= len(c.src) || c.src[c.pos] != ':' {
 			return errSyntax
@@ -287,25 +290,42 @@ func dedupLast(ms []member) []member {
 }
 
 // str reads a JSON string at pos and returns its decoded bytes (a slice of the input
-// when it holds no escapes).
-func (c *canonicalizer) str() ([]byte, error) {
+// when it holds no escapes) and whether they are plain (plainEnd): written as they are.
+func (c *canonicalizer) str() ([]byte, bool, error) {
 	c.pos++
 	start := c.pos
-	for c.pos < len(c.src) {
+	plain := true
+	for {
+		c.pos = plainEnd(c.src, c.pos)
+		if c.pos >= len(c.src) {
+			return nil, false, errSyntax
+		}
 		switch b := c.src[c.pos]; {
 		case b == '"':
 			s := c.src[start:c.pos]
 			c.pos++
-			return s, nil
+			return s, plain, nil
 		case b == '\\':
-			return c.escapedStr(start)
+			s, err := c.escapedStr(start)
+			return s, false, err
 		case b < 0x20:
-			return nil, errSyntax
-		default:
+			return nil, false, errSyntax
+		default: // DEL or a byte of a multi-byte (or invalid) UTF-8 sequence: escaped
+			plain = false
 			c.pos++
 		}
 	}
-	return nil, errSyntax
+}
+
+// writeStr appends s, a decoded string, as canonical JSON: a plain one as it is.
+func (c *canonicalizer) writeStr(s []byte, plain bool) {
+	if !plain {
+		c.out = appendString(c.out, s)
+		return
+	}
+	c.out = append(c.out, '"')
+	c.out = append(c.out, s...)
+	c.out = append(c.out, '"')
 }
 
 // escapedStr decodes a string holding escapes into the document's arena: keys must stay
@@ -316,6 +336,12 @@ func (c *canonicalizer) escapedStr(start int) ([]byte, error) {
 	buf := append(c.arena, c.src[start:c.pos]...)
 	defer func() { c.arena = buf }()
 	for c.pos < len(c.src) {
+		if end := plainEnd(c.src, c.pos); end > c.pos {
+			buf = append(buf, c.src[c.pos:end]...)
+			if c.pos = end; end == len(c.src) {
+				break
+			}
+		}
 		b := c.src[c.pos]
 		switch {
 		case b == '"':

@@ -82,7 +82,7 @@ func (c *canonicalizer) element(dst, elem []byte) ([]byte, bool) {
 // reads as that container) is not a string; invalid UTF-8 decodes to U+FFFD per byte.
 func (c *canonicalizer) stringElement(tok []byte) (string, bool) {
 	c.src, c.pos, c.arena = tok, 0, c.arena[:0]
-	b, err := c.str()
+	b, _, err := c.str()
 	if err != nil || c.pos != len(tok) {
 		return "", false
 	}

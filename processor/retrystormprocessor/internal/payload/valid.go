@@ -145,13 +145,8 @@ func (v *validator) str(doc []byte, i int) (int, bool) {
 	if !v.strict {
 		return validString(doc, i)
 	}
-	for i++; i < len(doc); i++ {
-		switch b := doc[i]; {
-		case b == '"':
-			return i + 1, true
-		case b < 0x20 || b >= 0x7f || b == '\\':
-			return 0, false
-		}
+	if i = plainEnd(doc, i+1); i < len(doc) && doc[i] == '"' {
+		return i + 1, true
 	}
 	return 0, false
 }
@@ -161,6 +156,9 @@ func (v *validator) str(doc []byte, i int) (int, bool) {
 // returns its end.
 func validString(doc []byte, i int) (int, bool) {
 	for i++; i < len(doc); i++ {
+		if i = plainEnd(doc, i); i == len(doc) {
+			break
+		}
 		switch b := doc[i]; {
 		case b == '"':
 			return i + 1, true
