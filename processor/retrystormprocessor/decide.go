@@ -123,7 +123,7 @@ func (s *shard) decide(pt *pendingTrace, now time.Time, cause string) {
 // showed one. (Its analysis is not kept from then: about 450 bytes per span, half again
 // its spans' own heap, at the moment memory is short.)
 func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
-	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.marks)
+	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
 	if !pt.flagged && !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
 		if q = s.analyzer.TriageIndexed(q); q.Clean {
 			return q, nil
@@ -156,7 +156,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	}
 	if tr == nil {
 		if q == nil {
-			q = s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.marks) // an error span: no triage, the tree all the same
+			q = s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals) // an error span: no triage, the tree all the same
 		}
 		tr = s.analyzer.AnalyzeTree(q.Tree)
 	}
@@ -181,7 +181,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		s.tel.cacheEvicted(decisionKept)
 	}
 	s.enqueue(&pt.set)
-	pt.set, pt.marks = spanSet{}, nil
+	pt.set, pt.arrivals = spanSet{}, nil
 }
 
 // drop records a decision to drop pt.
@@ -191,7 +191,7 @@ func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause
 		s.tel.cacheEvicted(decisionDropped)
 	}
 	s.tel.droppedSpans(dropSampledOut, int64(pt.set.Len()))
-	pt.set, pt.marks = spanSet{}, nil
+	pt.set, pt.arrivals = spanSet{}, nil
 }
 
 func signalsOf(s analysis.Signals) decision.Signals {

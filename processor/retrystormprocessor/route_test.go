@@ -131,10 +131,10 @@ func TestShardOfSpreadsTraces(t *testing.T) {
 	assert.Len(t, seen, 4)
 }
 
-// TestEachBufferedSpanCarriesItsMark: a trace that arrives one span per request holds one
-// mark per span, in the order its tree will index them, each the analyzer's mark of that
-// span.
-func TestEachBufferedSpanCarriesItsMark(t *testing.T) {
+// TestEachBufferedSpanCarriesItsArrival: a trace that arrives one span per request holds
+// one arrival note per span, in the order its tree will index them, each the analyzer's
+// note of that span.
+func TestEachBufferedSpanCarriesItsArrival(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	h := newHarness(t, cfg, nil)
@@ -147,11 +147,11 @@ func TestEachBufferedSpanCarriesItsMark(t *testing.T) {
 	sh := h.p.shards[0]
 	pt := sh.traces[id]
 	require.NotNil(t, pt)
-	require.Len(t, pt.marks, pt.set.Len())
+	require.Len(t, pt.arrivals, pt.set.Len())
 	tools := 0
 	i := 0
 	for _, span := range pt.set.All() {
-		assert.Equal(t, sh.analyzer.Mark(span), pt.marks[i])
+		assert.Equal(t, sh.analyzer.Arrival(span), pt.arrivals[i])
 		if strings.HasPrefix(span.Name(), "execute_tool") {
 			tools++
 		}
@@ -159,8 +159,8 @@ func TestEachBufferedSpanCarriesItsMark(t *testing.T) {
 	}
 	assert.Equal(t, 4, tools)
 	distinct := map[uint8]bool{}
-	for _, m := range pt.marks {
-		distinct[m] = true
+	for _, a := range pt.arrivals {
+		distinct[a.Mark] = true
 	}
-	assert.Len(t, distinct, 2, "tool spans and the agent span are marked apart")
+	assert.Len(t, distinct, 3, "the agent span, tool spans and failed tool spans are marked apart")
 }

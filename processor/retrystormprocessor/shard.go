@@ -16,6 +16,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -23,10 +24,10 @@ import (
 type pendingTrace struct {
 	id  pcommon.TraceID
 	set spanSet
-	// marks holds the analyzer's Mark of each span of set, in order.
-	marks []uint8
-	bytes int64
-	first time.Time
+	// arrivals holds the analyzer's Arrival note of each span of set, in order.
+	arrivals []grouping.Arrival
+	bytes    int64
+	first    time.Time
 	// input numbers the shard input the trace first arrived in: a trace is never shed
 	// for memory pressure in the input that brought its first spans.
 	input  uint64
@@ -206,9 +207,9 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	} else {
 		pt.set.add(pc.set)
 	}
-	pt.marks = slices.Grow(pt.marks, pc.set.Len())
+	pt.arrivals = slices.Grow(pt.arrivals, pc.set.Len())
 	for _, span := range pc.set.All() {
-		pt.marks = append(pt.marks, s.analyzer.Mark(span))
+		pt.arrivals = append(pt.arrivals, s.analyzer.Arrival(span))
 	}
 	pt.bytes += size
 	s.spans += spans

@@ -252,7 +252,7 @@ func (an *Analyzer) signals(out *Trace) {
 		}
 	}
 	for i := range out.Tree.Nodes {
-		if out.Tree.Nodes[i].Span.Status().Code() == ptrace.StatusCodeError {
+		if spanError(&out.Tree.Nodes[i]) {
 			s.SpanError = true
 			break
 		}

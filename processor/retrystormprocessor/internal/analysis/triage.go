@@ -128,7 +128,7 @@ func (an *Analyzer) TriageIndexed(q *Quick) *Quick {
 	}()
 	cites := false
 	for i := range t.Nodes {
-		if t.Nodes[i].Span.Status().Code() == ptrace.StatusCodeError {
+		if spanError(&t.Nodes[i]) {
 			q.stop = "error span"
 			return q
 		}
@@ -393,36 +393,33 @@ func (an *Analyzer) Index(td ptrace.Traces) *Quick {
 }
 
 // IndexSpans is Index on the n spans spans yields, each with its resource, wherever they
-// are held. marks, when it holds one Mark per span in the same order, saves Triage and
-// AnalyzeTree reading the spans' attributes again to recognise them.
-func (an *Analyzer) IndexSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span], marks []uint8) *Quick {
+// are held. arrivals, when it holds one Arrival per span in the same order, saves the tree,
+// Triage and AnalyzeTree reading the spans' ids, statuses and attributes again.
+func (an *Analyzer) IndexSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span], arrivals []grouping.Arrival) *Quick {
 	t := an.spare
 	an.spare = nil
 	if t == nil {
 		t = &grouping.Tree{}
 	}
-	t.ResetSpans(n, spans)
-	if len(marks) == len(t.Nodes) {
-		for i := range t.Nodes {
-			t.Nodes[i].Mark = marks[i]
-		}
-	}
+	t.ResetSpans(n, spans, arrivals)
 	return &Quick{Tree: t}
 }
 
 // Mark bits: the span was recognised, is a tool span, carries the cited-assets attribute,
-// is an HTTP client span (a send).
+// is an HTTP client span (a send), has status ERROR.
 const (
 	markKnown uint8 = 1 << iota
 	markTool
 	markCites
 	markTransport
+	markError
 )
 
-// Mark recognises span as Triage and AnalyzeTree do, for IndexSpans: a shard marks each span
-// as it arrives, while its attributes are still in the CPU's caches, instead of reading
-// them again, cold, at the decision. Marks stay valid as long as the span's attributes do.
-func (an *Analyzer) Mark(span ptrace.Span) uint8 {
+// Arrival notes what Triage and AnalyzeTree read of every span, for IndexSpans: a shard
+// notes each span as it arrives, while it is still in the CPU's caches, instead of
+// reading it again, cold, at the decision. A note stays valid as long as the span's ids,
+// status and attributes do.
+func (an *Analyzer) Arrival(span ptrace.Span) grouping.Arrival {
 	m := markKnown
 	tool, cites := an.x.Recognize(span, an.cfg.Findings.CitedAssetsAttribute)
 	if tool {
@@ -434,7 +431,18 @@ func (an *Analyzer) Mark(span ptrace.Span) uint8 {
 	if toolspan.IsTransport(span) {
 		m |= markTransport
 	}
-	return m
+	if span.Status().Code() == ptrace.StatusCodeError {
+		m |= markError
+	}
+	return grouping.Arrival{ID: span.SpanID(), Parent: span.ParentSpanID(), Mark: m}
+}
+
+// spanError reports a node's status ERROR, from its mark when it has one.
+func spanError(n *grouping.Node) bool {
+	if n.Mark&markKnown != 0 {
+		return n.Mark&markError != 0
+	}
+	return n.Span.Status().Code() == ptrace.StatusCodeError
 }
 
 // transport is toolspan.IsTransport on a node, from its mark when it has one.

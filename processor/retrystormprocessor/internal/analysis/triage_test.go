@@ -12,6 +12,7 @@ import (
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/fixtures"
 	"github.com/retrystorm/retrystorm/internal/tracespans"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
@@ -102,10 +103,10 @@ func TestTriageNeverClearsASignal(t *testing.T) {
 	assert.GreaterOrEqual(t, float64(proved), 0.9*float64(clean), "triage must prove most clean traffic clean")
 }
 
-// TestMarksChangeNothing: a tree indexed with the marks a shard makes as spans arrive
-// triages and analyses exactly as one whose spans are recognised at the decision, over
-// every scenario in every shape and every fixture.
-func TestMarksChangeNothing(t *testing.T) {
+// TestArrivalsChangeNothing: a tree indexed with the notes a shard makes as spans arrive
+// triages and analyses exactly as one whose spans are read at the decision, over every
+// scenario in every shape and every fixture.
+func TestArrivalsChangeNothing(t *testing.T) {
 	var tds []ptrace.Traces
 	for _, name := range fixtures.Names() {
 		tds = append(tds, fixtures.Load(t, name))
@@ -117,17 +118,24 @@ func TestMarksChangeNothing(t *testing.T) {
 		tds = append(tds, agenttraffic.TraceToPdata(&traces[i]))
 	}
 	plain, marked := New(DefaultConfig(), nil), New(DefaultConfig(), nil)
-	tools, cites, sends := 0, 0, 0
+	tools, cites, sends, errs := 0, 0, 0, 0
 	for i, td := range tds {
-		var marks []uint8
+		var arrivals []grouping.Arrival
 		for _, span := range tracespans.All(td) {
-			m := marked.Mark(span)
+			a := marked.Arrival(span)
+			m := a.Mark
 			tool, has := plain.x.Recognize(span, plain.cfg.Findings.CitedAssetsAttribute)
 			require.Equal(t, tool, m&markTool != 0)
 			require.Equal(t, has, m&markCites != 0)
 			require.Equal(t, toolspan.IsTransport(span), m&markTransport != 0)
+			require.Equal(t, span.Status().Code() == ptrace.StatusCodeError, m&markError != 0)
+			require.Equal(t, span.SpanID(), a.ID)
+			require.Equal(t, span.ParentSpanID(), a.Parent)
 			if m&markTransport != 0 {
 				sends++
+			}
+			if m&markError != 0 {
+				errs++
 			}
 			if tool {
 				tools++
@@ -135,13 +143,16 @@ func TestMarksChangeNothing(t *testing.T) {
 			if has {
 				cites++
 			}
-			marks = append(marks, m)
+			arrivals = append(arrivals, a)
 		}
 		a := plain.TriageIndexed(plain.Index(td))
-		b := marked.TriageIndexed(marked.IndexSpans(td.SpanCount(), tracespans.All(td), marks))
+		b := marked.TriageIndexed(marked.IndexSpans(td.SpanCount(), tracespans.All(td), arrivals))
 		for j := range b.Tree.Nodes {
-			require.Equal(t, marks[j], b.Tree.Nodes[j].Mark, "node %d carries its span's mark", j)
+			require.Equal(t, arrivals[j].Mark, b.Tree.Nodes[j].Mark, "node %d carries its span's mark", j)
+			require.Equal(t, a.Tree.Nodes[j].Parent, b.Tree.Nodes[j].Parent, "node %d has the same parent", j)
 		}
+		require.Equal(t, a.Tree.DuplicateSpanIDs, b.Tree.DuplicateSpanIDs)
+		require.Equal(t, a.Tree.CutCycles, b.Tree.CutCycles)
 		require.Equalf(t, a.Clean, b.Clean, "trace %d", i)
 		require.Equalf(t, a.stop, b.stop, "trace %d", i)
 		require.Equalf(t, a.Tools, b.Tools, "trace %d", i)
@@ -154,6 +165,7 @@ func TestMarksChangeNothing(t *testing.T) {
 	assert.Positive(t, tools)
 	assert.Positive(t, cites, "some span cites assets")
 	assert.Positive(t, sends, "some span is an HTTP send")
+	assert.Positive(t, errs, "some span has status ERROR")
 }
 
 // TestTriageStopsAtEachRule builds a clean trace and breaks it one rule at a time: every
@@ -300,8 +312,8 @@ func BenchmarkTriageAgentTraffic(b *testing.B) {
 
 // BenchmarkTriageOutOfCache decides traces the way a shard does, from memory the CPU's
 // caches no longer hold: 6000 traces of the default mix (about 200 MB of pdata, decoded
-// from OTLP as a receiver does, so laid out as a receiver leaves them), marked beforehand as
-// a shard marks spans on arrival, then each indexed, triaged and, when proved clean and not
+// from OTLP as a receiver does, so laid out as a receiver leaves them), noted beforehand as
+// a shard notes spans on arrival, then each indexed, triaged and, when proved clean and not
 // among the 5% sampling keeps, its results remembered, else analysed, once per loop. BenchmarkTriageAgentTraffic's 500 traces stay partly cached.
 func BenchmarkTriageOutOfCache(b *testing.B) {
 	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 5})
@@ -309,8 +321,8 @@ func BenchmarkTriageOutOfCache(b *testing.B) {
 	traces := gen.Generate(6000)
 	an := New(DefaultConfig(), stalecache.New(100000))
 	type held struct {
-		td    ptrace.Traces
-		marks []uint8
+		td       ptrace.Traces
+		arrivals []grouping.Arrival
 	}
 	all := make([]held, 0, len(traces))
 	spans := 0
@@ -321,7 +333,7 @@ func BenchmarkTriageOutOfCache(b *testing.B) {
 		require.NoError(b, err)
 		h := held{td: td}
 		for _, span := range tracespans.All(td) {
-			h.marks = append(h.marks, an.Mark(span))
+			h.arrivals = append(h.arrivals, an.Arrival(span))
 		}
 		all = append(all, h)
 		spans += td.SpanCount()
@@ -330,7 +342,7 @@ func BenchmarkTriageOutOfCache(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		for i, h := range all {
-			q := an.TriageIndexed(an.IndexSpans(h.td.SpanCount(), tracespans.All(h.td), h.marks))
+			q := an.TriageIndexed(an.IndexSpans(h.td.SpanCount(), tracespans.All(h.td), h.arrivals))
 			if q.Clean && i%20 != 0 { // sampling keeps one clean trace in 20, analysed
 				an.RememberClean(q)
 			} else {

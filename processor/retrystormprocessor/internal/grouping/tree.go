@@ -24,6 +24,14 @@ type Node struct {
 	Mark uint8
 }
 
+// Arrival is what a shard noted of a span as it arrived, while the span was in the CPU's
+// caches: its ids and its Mark (Node.Mark). A tree indexed from arrivals reads neither
+// from the span, which a trace decided seconds later would fetch from memory.
+type Arrival struct {
+	ID, Parent pcommon.SpanID
+	Mark       uint8
+}
+
 // Tree indexes one trace's spans. Walks up the tree are bounded by the span count, so
 // parent cycles end them instead of looping.
 type Tree struct {
@@ -57,12 +65,13 @@ func NewTree(td ptrace.Traces) *Tree {
 // Reset makes t index td instead, reusing t's storage: a tree is built for every trace,
 // and most are dropped moments later.
 func (t *Tree) Reset(td ptrace.Traces) {
-	t.ResetSpans(td.SpanCount(), tracespans.All(td))
+	t.ResetSpans(td.SpanCount(), tracespans.All(td), nil)
 }
 
 // ResetSpans is Reset on the n spans spans yields, each with its resource, wherever they
-// are held.
-func (t *Tree) ResetSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span]) {
+// are held. arrivals, when it holds one Arrival per span in the same order, gives the
+// spans' ids and marks; otherwise they are read from the spans.
+func (t *Tree) ResetSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span], arrivals []Arrival) {
 	clear(t.Nodes)
 	t.Nodes = t.Nodes[:0]
 	if cap(t.Nodes) < n {
@@ -74,10 +83,20 @@ func (t *Tree) ResetSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span])
 		clear(t.byID)
 	}
 	t.DuplicateSpanIDs, t.CutCycles, t.agentsMarked = 0, 0, false
-	for res, span := range spans {
-		t.add(span, res)
+	if len(arrivals) != n {
+		arrivals = nil
 	}
-	t.link()
+	for res, span := range spans {
+		if i := len(t.Nodes); i < len(arrivals) {
+			t.add(span, res, arrivals[i].ID, arrivals[i].Mark)
+		} else {
+			t.add(span, res, span.SpanID(), 0)
+		}
+	}
+	if len(arrivals) != len(t.Nodes) {
+		arrivals = nil
+	}
+	t.link(arrivals)
 }
 
 // Release drops t's references to the spans it indexed, keeping its storage for Reset.
@@ -87,22 +106,27 @@ func (t *Tree) Release() {
 	clear(t.byID)
 }
 
-func (t *Tree) add(span ptrace.Span, res pcommon.Resource) {
+func (t *Tree) add(span ptrace.Span, res pcommon.Resource, id pcommon.SpanID, mark uint8) {
 	idx := int32(len(t.Nodes))
-	t.Nodes = append(t.Nodes, Node{Span: span, Resource: res, Parent: -1})
-	if _, dup := t.byID[span.SpanID()]; dup {
+	t.Nodes = append(t.Nodes, Node{Span: span, Resource: res, Parent: -1, Mark: mark})
+	if _, dup := t.byID[id]; dup {
 		t.DuplicateSpanIDs++
 		return
 	}
-	t.byID[span.SpanID()] = idx
+	t.byID[id] = idx
 }
 
-// link resolves parents and lays the children out in one array (CSR), two allocations
-// for the whole tree instead of one per node.
-func (t *Tree) link() {
+// link resolves parents, from arrivals when not nil, and lays the children out in one
+// array (CSR), two allocations for the whole tree instead of one per node.
+func (t *Tree) link(arrivals []Arrival) {
 	counts := resize(t.childStart, len(t.Nodes)+1)
 	for i := range t.Nodes {
-		pid := t.Nodes[i].Span.ParentSpanID()
+		var pid pcommon.SpanID
+		if arrivals != nil {
+			pid = arrivals[i].Parent
+		} else {
+			pid = t.Nodes[i].Span.ParentSpanID()
+		}
 		if pid.IsEmpty() {
 			continue
 		}
