@@ -75,5 +75,5 @@ bench-build: $(OTELCOL) $(TAILSAMPLING)
 bench-e2e: bench-build
 	$(GO) run ./cmd/stormbench e2e --driver agentsim --rates 100,200,400,600 \
 		--retry-storm-bin $(OTELCOL) --tail-sampling-bin $(TAILSAMPLING) --agentsim-bin $(AGENTSIM_BIN) $(STORMBENCH_E2E_FLAGS)
-	$(GO) run ./cmd/stormbench e2e --driver replay --rates 500,1000,2000,3000,3500,4000 --duration 5s \
+	$(GO) run ./cmd/stormbench e2e --driver replay --rates 1000,2000,3000,4000 --duration 20s \
 		--retry-storm-bin $(OTELCOL) --tail-sampling-bin $(TAILSAMPLING) $(STORMBENCH_E2E_FLAGS)
