@@ -67,41 +67,25 @@ func FuzzStringFlagFreeMatchesSearch(f *testing.F) {
 // escaped quotes and snake_case keys.
 const mcpResponse = `{"id":8,"jsonrpc":"2.0","result":{"isError":false,"content":[{"type":"text","text":"{\"hits\":[{\"snippet\":\"account budget customer refund freshness settlement delay contract schema order retry\",\"doc_id\":\"kb_1182\",\"score_bp\":8123},{\"snippet\":\"renewal order settlement budget replica policy\",\"doc_id\":\"kb_0412\",\"score_bp\":7710}],\"total_hits\":2}"}]}}`
 
-func BenchmarkStringFlagFree(b *testing.B) {
-	b.SetBytes(int64(len(mcpResponse)))
-	for b.Loop() {
-		if !stringFlagFree(mcpResponse) {
-			b.Fatal("flagged")
-		}
-	}
-}
-
-func BenchmarkStringFlagFreeBySearch(b *testing.B) {
-	b.SetBytes(int64(len(mcpResponse)))
-	for b.Loop() {
-		if !flagFreeBySearch(mcpResponse) {
-			b.Fatal("flagged")
-		}
-	}
-}
-
 // plainResult is a result without JSON inside it: no backslash.
 const plainResult = `{"content":[{"type":"text","text":"account budget customer refund freshness settlement delay contract schema order retry renewal order settlement budget replica policy"}],"structured":{"doc_id":"kb_1182","score_bp":8123,"total_hits":2},"isError":false}`
 
-func BenchmarkStringFlagFreePlain(b *testing.B) {
-	b.SetBytes(int64(len(plainResult)))
-	for b.Loop() {
-		if !stringFlagFree(plainResult) {
-			b.Fatal("flagged")
-		}
-	}
-}
-
-func BenchmarkStringFlagFreePlainBySearch(b *testing.B) {
-	b.SetBytes(int64(len(plainResult)))
-	for b.Loop() {
-		if !flagFreeBySearch(plainResult) {
-			b.Fatal("flagged")
+// BenchmarkStringFlagFree compares the scan with its substring-search definition on an MCP
+// result (JSON inside JSON) and on a plain one.
+func BenchmarkStringFlagFree(b *testing.B) {
+	for _, doc := range []struct{ name, s string }{{"mcp", mcpResponse}, {"plain", plainResult}} {
+		for _, f := range []struct {
+			name string
+			free func(string) bool
+		}{{"scan", stringFlagFree}, {"search", flagFreeBySearch}} {
+			b.Run(doc.name+"/"+f.name, func(b *testing.B) {
+				b.SetBytes(int64(len(doc.s)))
+				for b.Loop() {
+					if !f.free(doc.s) {
+						b.Fatal("flagged")
+					}
+				}
+			})
 		}
 	}
 }
