@@ -195,11 +195,7 @@ func (s *shard) ingest(pc piece, now time.Time) {
 		return
 	}
 	size := pc.set.size(&s.sizer)
-	hasRoot, hasError := scanSpans(&pc.set)
 	pt, ok := s.traces[pc.id]
-	if s.mayWait(hasRoot || ok && !pt.rootAt.IsZero()) {
-		s.compact(&pc.set)
-	}
 	if !ok {
 		pt = &pendingTrace{id: pc.id, set: pc.set, first: now, input: s.inputs}
 		s.traces[pc.id] = pt
@@ -207,9 +203,9 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	} else {
 		pt.set.add(pc.set)
 	}
-	pt.arrivals = slices.Grow(pt.arrivals, pc.set.Len())
-	for _, span := range pc.set.All() {
-		pt.arrivals = append(pt.arrivals, s.analyzer.Arrival(span))
+	hasRoot, hasError := s.note(pt, &pc.set)
+	if s.mayWait(hasRoot || !pt.rootAt.IsZero()) {
+		s.compact(&pc.set)
 	}
 	pt.bytes += size
 	s.spans += spans
@@ -221,11 +217,15 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	}
 }
 
-// scanSpans reports whether set holds a root span and a span in status ERROR.
-func scanSpans(set *spanSet) (hasRoot, hasError bool) {
+// note appends the analyzer's arrival note of each span of set to pt's, and reports
+// whether set holds a root span and a span in status ERROR.
+func (s *shard) note(pt *pendingTrace, set *spanSet) (hasRoot, hasError bool) {
+	pt.arrivals = slices.Grow(pt.arrivals, set.Len())
 	for _, span := range set.All() {
-		hasRoot = hasRoot || span.ParentSpanID().IsEmpty()
-		hasError = hasError || span.Status().Code() == ptrace.StatusCodeError
+		a := s.analyzer.Arrival(span)
+		hasRoot = hasRoot || a.Parent.IsEmpty()
+		hasError = hasError || analysis.NotedError(a)
+		pt.arrivals = append(pt.arrivals, a)
 	}
 	return hasRoot, hasError
 }

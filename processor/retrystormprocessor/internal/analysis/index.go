@@ -65,6 +65,9 @@ func (an *Analyzer) Arrival(span ptrace.Span) grouping.Arrival {
 	return grouping.Arrival{ID: span.SpanID(), Parent: span.ParentSpanID(), Mark: m}
 }
 
+// NotedError reports that a noted span has status ERROR.
+func NotedError(a grouping.Arrival) bool { return a.Mark&markError != 0 }
+
 // spanError reports a node's status ERROR, from its mark when it has one.
 func spanError(n *grouping.Node) bool {
 	if n.Mark&markKnown != 0 {
