@@ -122,9 +122,16 @@ func (s *shard) decide(pt *pendingTrace, now time.Time, cause string) {
 // set aside for a signal (flagged): triage only proves traces clean, and the trace
 // showed one. (Its analysis is not kept from then: about 450 bytes per span, half again
 // its spans' own heap, at the moment memory is short.)
+//
+// A trace settled on its root's arrival (shard.settle) is not read again: examine returns
+// neither, and the decision takes what settling kept. One settling did not prove clean is
+// analysed without a second triage.
 func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
+	if pt.settled != nil {
+		return nil, nil
+	}
 	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
-	if !pt.flagged && !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
+	if !pt.flagged && !pt.unproven && !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
 		if q = s.analyzer.TriageIndexed(q); q.Clean {
 			return q, nil
 		}
@@ -145,18 +152,23 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	if tr == nil && q == nil && !pt.errorSeen {
 		q, tr = s.examine(pt)
 	}
-	if tr == nil && q != nil && q.Clean {
-		d := s.policy.Decide(decision.Input{TraceID: pt.id, Tools: q.Tools, TraceState: rootTraceState(q.Tree)})
+	settled := pt.settled
+	if settled == nil && tr == nil && q != nil && q.Clean {
+		settled = s.analyzer.Settle(q, rootTraceState(q.Tree))
+	}
+	if settled != nil {
+		d := s.policy.Decide(decision.Input{TraceID: pt.id, Tools: settled.Tools, TraceState: settled.TraceState})
 		if !d.Keep {
-			s.analyzer.RememberClean(q)
-			s.tel.triaged(q)
+			s.analyzer.RememberClean(settled)
+			s.tel.triaged(settled)
 			s.drop(pt, d, now, cause)
 			return
 		}
 	}
 	if tr == nil {
 		if q == nil {
-			q = s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals) // an error span: no triage, the tree all the same
+			// An error span (no triage), or a settled trace sampling keeps: the tree all the same.
+			q = s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
 		}
 		tr = s.analyzer.AnalyzeTree(q.Tree)
 	}
@@ -181,7 +193,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		s.tel.cacheEvicted(decisionKept)
 	}
 	s.enqueue(&pt.set)
-	pt.set, pt.arrivals = spanSet{}, nil
+	pt.set, pt.arrivals, pt.settled = spanSet{}, nil, nil
 }
 
 // drop records a decision to drop pt.
@@ -191,7 +203,7 @@ func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause
 		s.tel.cacheEvicted(decisionDropped)
 	}
 	s.tel.droppedSpans(dropSampledOut, int64(pt.set.Len()))
-	pt.set, pt.arrivals = spanSet{}, nil
+	pt.set, pt.arrivals, pt.settled = spanSet{}, nil, nil
 }
 
 func signalsOf(s analysis.Signals) decision.Signals {

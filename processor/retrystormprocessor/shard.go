@@ -34,6 +34,11 @@ type pendingTrace struct {
 	rootAt time.Time
 	// errorSeen: a span in status ERROR arrived, a signal known without analysis.
 	errorSeen bool
+	// settled is the triage made when the root arrived, when it proved the trace clean;
+	// unproven says it did not, so the decision analyses without triaging again. Spans
+	// arriving later void both.
+	settled  *analysis.Settled
+	unproven bool
 	// flagged: analysis under memory pressure found a signal; the trace is held in the
 	// flagged queue and decided only after every clean-looking trace.
 	flagged bool
@@ -202,6 +207,7 @@ func (s *shard) ingest(pc piece, now time.Time) {
 		s.arrivals.Push(pt)
 	} else {
 		pt.set.add(pc.set)
+		pt.settled, pt.unproven = nil, false
 	}
 	hasRoot, hasError := s.note(pt, &pc.set)
 	if s.mayWait(hasRoot || !pt.rootAt.IsZero()) {
@@ -214,6 +220,30 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	if hasRoot && pt.rootAt.IsZero() {
 		pt.rootAt = now
 		s.roots.Push(pt)
+		s.settle(pt)
+	}
+}
+
+// settle triages a trace whose root just arrived, while its spans are still in the CPU's
+// caches, instead of at its deadline root_grace later, when they no longer are. Most traces
+// arrive whole with their root last, and most of those triage proves clean: sampling drops
+// them at the deadline from what triage kept, without reading a span again. A trace that
+// sampling keeps even when clean, or that shows an error span, is analysed at its
+// deadline and needs no triage; with root_grace 0 the deadline is now.
+func (s *shard) settle(pt *pendingTrace) {
+	if pt.errorSeen || s.cfg.rootGrace <= 0 {
+		return
+	}
+	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
+	defer s.analyzer.Recycle(q)
+	traceState := rootTraceState(q.Tree)
+	if s.policy.KeepsClean(pt.id, traceState) {
+		return
+	}
+	if s.analyzer.TriageIndexed(q).Clean {
+		pt.settled = s.analyzer.Settle(q, traceState)
+	} else {
+		pt.unproven = true
 	}
 }
 

@@ -384,15 +384,58 @@ func (an *Analyzer) fewSends(t *grouping.Tree, isTool []bool, toolKids []int32) 
 	return true
 }
 
-// RememberClean records the ok results of a trace Triage proved clean in the stale-cache
-// memory, as Analyze would have: a trace dropped without analysis is still an earlier
-// trace for the stale-cache check.
-func (an *Analyzer) RememberClean(q *Quick) {
-	if an.mem == nil || !q.Clean || len(q.Tree.Nodes) == 0 {
+// Settled is what a trace Triage proved clean leaves once its tree is recycled: what
+// sampling reads and what dropping the trace records. A shard settles a trace when its
+// root arrives, while its spans are still in the CPU's caches, and drops it at its
+// deadline without reading a span again.
+type Settled struct {
+	TraceID pcommon.TraceID
+	// TraceState is the root span's tracestate (the first span's without a root).
+	TraceState    string
+	Tools         []string
+	ToolAttempts  int
+	Calls         int
+	DegradedCalls int
+	// results are the ok results' fingerprints and start times, for the stale-cache memory.
+	results []settledResult
+}
+
+type settledResult struct {
+	print uint64
+	at    pcommon.Timestamp
+}
+
+// Settle copies out of q, which Triage proved clean, what dropping its trace needs; q can
+// be recycled then. traceState is the trace's root tracestate.
+func (an *Analyzer) Settle(q *Quick, traceState string) *Settled {
+	st := &Settled{
+		TraceState:    traceState,
+		Tools:         q.Tools,
+		ToolAttempts:  q.ToolAttempts,
+		Calls:         q.Calls,
+		DegradedCalls: q.DegradedCalls,
+	}
+	nodes := q.Tree.Nodes
+	if len(nodes) > 0 {
+		st.TraceID = nodes[0].Span.TraceID()
+	}
+	if an.mem != nil && len(q.printed) > 0 {
+		st.results = make([]settledResult, len(q.printed))
+		for i, r := range q.printed {
+			st.results[i] = settledResult{print: r.print, at: nodes[r.node].Span.StartTimestamp()}
+		}
+	}
+	return st
+}
+
+// RememberClean records the ok results of a settled trace in the stale-cache memory, as
+// Analyze would have: a trace dropped without analysis is still an earlier trace for the
+// stale-cache check.
+func (an *Analyzer) RememberClean(st *Settled) {
+	if an.mem == nil {
 		return
 	}
-	traceID := q.Tree.Nodes[0].Span.TraceID()
-	for _, r := range q.printed {
-		an.mem.Remember(r.print, q.Tree.Nodes[r.node].Span.StartTimestamp(), traceID)
+	for _, r := range st.results {
+		an.mem.Remember(r.print, r.at, st.TraceID)
 	}
 }

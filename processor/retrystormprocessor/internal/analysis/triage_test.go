@@ -274,7 +274,7 @@ func TestRememberCleanTakesTheSourceAnalysisTakes(t *testing.T) {
 		attr("response", `{"result":{"price":10,}}`), attr("tool_response", "price is 10"))...)
 	q := an.Triage(b.td)
 	require.True(t, q.Clean)
-	an.RememberClean(q)
+	an.RememberClean(an.Settle(q, ""))
 	_, _, ok := mem.Recall(an.Analyze(b.td).Units[0].Last().ResultPrint)
 	assert.True(t, ok)
 	assert.Equal(t, 1, mem.Len())
@@ -290,7 +290,9 @@ func TestRememberCleanFeedsTheStaleCacheCheck(t *testing.T) {
 	b.span("execute_tool quote", root, 10, 200, genaiTool("quote", "c1", `{"sku":1}`, attr("gen_ai.tool.call.result", `{"price":10}`))...)
 	q := an.Triage(b.td)
 	require.True(t, q.Clean)
-	an.RememberClean(q)
+	st := an.Settle(q, "")
+	an.Recycle(q) // a settled trace is remembered after its tree went back
+	an.RememberClean(st)
 	want := an.Analyze(b.td).Units[0].Last().ResultPrint
 	at, trace, ok := mem.Recall(want)
 	require.True(t, ok, "the result is remembered exactly as analysis fingerprints it")
@@ -304,7 +306,7 @@ func BenchmarkTriageAgentTraffic(b *testing.B) {
 	benchmarkAgentTraffic(b, func(an *Analyzer, td ptrace.Traces) {
 		q := an.Triage(td)
 		if q.Clean {
-			an.RememberClean(q)
+			an.RememberClean(an.Settle(q, ""))
 		}
 		an.Recycle(q)
 	})
@@ -344,7 +346,7 @@ func BenchmarkTriageOutOfCache(b *testing.B) {
 		for i, h := range all {
 			q := an.TriageIndexed(an.IndexSpans(h.td.SpanCount(), tracespans.All(h.td), h.arrivals))
 			if q.Clean && i%20 != 0 { // sampling keeps one clean trace in 20, analysed
-				an.RememberClean(q)
+				an.RememberClean(an.Settle(q, ""))
 			} else {
 				an.AnalyzeTree(q.Tree)
 			}

@@ -1,0 +1,97 @@
+package retrystormprocessor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+)
+
+// Settling: a trace is triaged when its root arrives (shard.settle) and decided root_grace
+// later from what that triage kept.
+
+// TestASettledTraceIsDecidedWithoutReadingItsSpansAgain: the decision of a trace settled
+// clean on its root's arrival uses that triage. The test changes a held span behind the
+// processor's back (never done outside a test: the processor owns what it was given) to
+// show the decision did not read it, and that the counts of the drop are the triage's.
+func TestASettledTraceIsDecidedWithoutReadingItsSpansAgain(t *testing.T) {
+	cfg := testConfig()
+	cfg.Sampling.CleanPercent = 0
+	h := newHarness(t, cfg, nil)
+	td := cleanTrace(traceID(1), "lookup", "quote")
+	h.consume(td)
+	h.settle()
+	for _, span := range td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().All() {
+		span.Status().SetCode(ptrace.StatusCodeError)
+	}
+	h.advance(2 * time.Second)
+	assert.Empty(t, sinkSpans(h.sink), "dropped on the triage made when the root arrived")
+	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("decision", "dropped")))
+	assert.EqualValues(t, 2, h.sum(metadata.MetricToolAttempts))
+	assert.EqualValues(t, 2, h.sum(metadata.MetricCalls))
+	h.conservation()
+}
+
+// TestSpansAfterTheRootVoidItsSettling: spans arriving within root_grace after the root are
+// part of the decision. A clean-looking trace whose second attempt (a storm) or error span
+// comes after its root is kept whole, not dropped on the triage of its first part.
+func TestSpansAfterTheRootVoidItsSettling(t *testing.T) {
+	cfg := testConfig()
+	cfg.Sampling.CleanPercent = 0
+	h := newHarness(t, cfg, nil)
+
+	retried, failing, clean := traceID(1), traceID(2), traceID(3)
+	h.consume(chargeCardTrace(retried, false))
+	h.consume(cleanTrace(failing, "lookup"))
+	h.consume(cleanTrace(clean, "lookup"))
+	h.advance(time.Second)
+
+	again := newSpanBuilder(retried)
+	again.nextID = 100
+	again.tool(pcommon.SpanID{1}, "charge_card", "call-1", 900, false)
+	h.consume(again.td)
+	late := newSpanBuilder(failing)
+	late.nextID = 100
+	s := late.span("GET /inventory", pcommon.SpanID{1}, 50, 90, map[string]any{"http.request.method": "GET"})
+	s.Status().SetCode(ptrace.StatusCodeError)
+	h.consume(late.td)
+
+	h.advance(time.Second)
+	got := sinkSpans(h.sink)
+	assert.Len(t, got[retried], 3, "the second attempt makes a storm")
+	assert.Len(t, got[failing], 3, "the error span arrived after the root")
+	assert.NotContains(t, got, clean)
+	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("reason", "storm")))
+	h.conservation()
+}
+
+// TestASettledTraceStillFeedsTheStaleCacheCheck: a clean trace settled on its root's arrival
+// and dropped at its deadline is still an earlier trace for the stale-cache check: a later
+// answer that repeats its result right after a failure, far faster than it, is a suspect.
+func TestASettledTraceStillFeedsTheStaleCacheCheck(t *testing.T) {
+	cfg := testConfig()
+	cfg.Sampling.CleanPercent = 0
+	h := newHarness(t, cfg, nil)
+	h.consume(chargeCardTrace(traceID(1), false))
+	h.advance(2 * time.Second)
+	require.Empty(t, sinkSpans(h.sink))
+
+	b := newSpanBuilder(traceID(2))
+	root := b.span("invoke_agent checkout", pcommon.SpanID{}, 120_000, 130_000, map[string]any{
+		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "checkout",
+	})
+	b.tool(root.SpanID(), "charge_card", "call-1", 120_100, true)
+	fast := b.tool(root.SpanID(), "charge_card", "call-1", 120_400, false)
+	fast.SetEndTimestamp(fast.StartTimestamp() + pcommon.Timestamp(2*time.Millisecond))
+	h.consume(b.td)
+	h.advance(2 * time.Second)
+	require.Contains(t, sinkSpans(h.sink), traceID(2))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
+	h.conservation()
+}
