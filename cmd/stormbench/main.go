@@ -117,7 +117,7 @@ func parseOptions(args []string, stderr io.Writer) (benchharness.Options, profil
 	fs.IntVar(&o.CoresRepeats, "cores-repeats", 5, "repeats of the one- and two-core runs")
 	fs.StringVar(&checks, "checks", strings.Join(benchharness.AllChecks, ","), "checks to run")
 	fs.StringVar(&variants, "variants", strings.Join(benchharness.Variants, ","), "variants of the compare and heap checks")
-	fs.StringVar(&prof.cpu, "cpuprofile", "", "write a CPU profile of the first measured comparison run to this file")
+	fs.StringVar(&prof.cpu, "cpuprofile", "", "write a CPU profile of the first measured comparison run (or, without the comparison, of the first latency run) to this file")
 	fs.StringVar(&prof.allocs, "memprofile", "", "write an allocation profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, prof, err

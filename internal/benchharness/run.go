@@ -42,7 +42,8 @@ type Options struct {
 	// Variants selects the variants of the comparison and heap checks; default Variants.
 	Variants []string
 	// CPUProfile, when set, receives a CPU profile of the first measured comparison run
-	// (feed and shutdown only): pprof's format.
+	// (feed and shutdown only), or of the first latency run when the comparison is not
+	// among the checks: pprof's format.
 	CPUProfile io.Writer
 	// Progress receives one line per step; nil for none.
 	Progress io.Writer
@@ -215,11 +216,17 @@ func runLatency(ctx context.Context, o Options, r *Results) error {
 	if err != nil {
 		return err
 	}
+	// Without a comparison run, the profile covers the first latency run instead.
+	var profile io.Writer
+	if !slices.Contains(o.Checks, CheckCompare) {
+		profile = o.CPUProfile
+	}
 	for _, v := range o.Variants {
 		if v == VariantFloor {
 			continue
 		}
-		s, err := runCompare(ctx, w, v, o.LatencyRate, decBytes, decAllocs, nil)
+		s, err := runCompare(ctx, w, v, o.LatencyRate, decBytes, decAllocs, profile)
+		profile = nil
 		if err != nil {
 			return err
 		}
