@@ -124,8 +124,8 @@ func (s *shard) decide(pt *pendingTrace, now time.Time, cause string) {
 // its spans' own heap, at the moment memory is short.)
 //
 // A trace settled on its root's arrival (shard.settle) is not read again: examine returns
-// neither, and the decision takes what settling kept. One settling did not prove clean is
-// analysed without a second triage.
+// neither, and the decision takes what settling kept. One that settling did not prove clean
+// is analysed without a second triage.
 func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
 	if pt.settled != nil {
 		return nil, nil
@@ -152,13 +152,17 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	if tr == nil && q == nil && !pt.errorSeen {
 		q, tr = s.examine(pt)
 	}
-	settled := pt.settled
-	if settled == nil && tr == nil && q != nil && q.Clean {
-		settled = s.analyzer.Settle(q, rootTraceState(q.Tree))
-	}
-	if settled != nil {
-		d := s.policy.Decide(decision.Input{TraceID: pt.id, Tools: settled.Tools, TraceState: settled.TraceState})
-		if !d.Keep {
+	if settled, clean := pt.settled, tr == nil && q != nil && q.Clean; settled != nil || clean {
+		in := decision.Input{TraceID: pt.id}
+		if settled != nil {
+			in.Tools, in.TraceState = settled.Tools, settled.TraceState
+		} else {
+			in.Tools, in.TraceState = q.Tools, rootTraceState(q.Tree)
+		}
+		if d := s.policy.Decide(in); !d.Keep {
+			if settled == nil {
+				settled = s.analyzer.Settle(q, in.TraceState)
+			}
 			s.analyzer.RememberClean(settled)
 			s.tel.triaged(settled)
 			s.drop(pt, d, now, cause)

@@ -95,3 +95,59 @@ func TestASettledTraceStillFeedsTheStaleCacheCheck(t *testing.T) {
 	assert.EqualValues(t, 1, h.sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
 	h.conservation()
 }
+
+// Clean traces settled on their root's arrival are shed first under memory pressure, from
+// their settled verdict; a storm still waiting for its root is not decided in their place.
+func TestMemoryPressureShedsSettledTracesFirst(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	cfg.Sampling.CleanPercent = 0
+	storm := pieceSize(withoutRoot(stormTrace(traceID(0))))
+	clean := pieceSize(cleanTrace(traceID(0), "lookup", "fetch"))
+	cfg.MaxBufferedBytes = 2*storm + 3*clean
+	h := newHarness(t, cfg, nil)
+	h.consume(withoutRoot(stormTrace(traceID(1000))))
+	for i := range 40 {
+		h.consume(cleanTrace(traceID(uint64(i)), "lookup", "fetch")) // whole, root included: settled
+		h.settle()
+		require.LessOrEqual(t, h.sum(metadata.MetricBufferedBytes), cfg.MaxBufferedBytes)
+	}
+	assert.NotContains(t, sinkSpans(h.sink), traceID(1000), "the storm waits while settled clean traces can be shed")
+	assert.Positive(t, h.sum(metadata.MetricEarlyDecisions, causeAttr(causeMemoryPressure)))
+	h.advance(30 * time.Second)
+	assert.Len(t, sinkSpans(h.sink)[traceID(1000)], 3)
+	assert.EqualValues(t, 40*2+3, h.sum(metadata.MetricToolAttempts), "each trace counted once")
+	h.conservation()
+}
+
+// A settled trace a per-tool rate keeps is analysed; its counts are recorded once.
+func TestASettledTraceSamplingKeepsIsCountedOnce(t *testing.T) {
+	cfg := testConfig()
+	cfg.Sampling.CleanPercent = 0
+	cfg.Sampling.Tools = map[string]ToolSamplingConfig{"charge_card": {CleanPercent: 100}}
+	h := newHarness(t, cfg, nil)
+	h.consume(cleanTrace(traceID(1), "charge_card", "lookup"))
+	h.consume(cleanTrace(traceID(2), "lookup"))
+	h.advance(2 * time.Second)
+	got := sinkSpans(h.sink)
+	assert.Len(t, got[traceID(1)], 3)
+	assert.NotContains(t, got, traceID(2))
+	assert.EqualValues(t, 3, h.sum(metadata.MetricToolAttempts))
+	assert.EqualValues(t, 3, h.sum(metadata.MetricCalls))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("decision", "kept"), attribute.String("reason", "clean")))
+	h.conservation()
+}
+
+// A settled trace still buffered at shutdown is decided from its settled verdict.
+func TestShutdownDecidesASettledTrace(t *testing.T) {
+	cfg := testConfig()
+	cfg.Sampling.CleanPercent = 0
+	h := newHarness(t, cfg, nil)
+	h.consume(cleanTrace(traceID(1), "lookup"))
+	h.settle()
+	require.NoError(t, h.shutdown(t.Context()))
+	assert.Empty(t, sinkSpans(h.sink))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricEarlyDecisions, causeAttr(causeShutdown)))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricToolAttempts))
+	h.conservation()
+}

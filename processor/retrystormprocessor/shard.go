@@ -209,7 +209,7 @@ func (s *shard) ingest(pc piece, now time.Time) {
 		pt.set.add(pc.set)
 		pt.settled, pt.unproven = nil, false
 	}
-	hasRoot, hasError := s.note(pt, &pc.set)
+	root, hasRoot, hasError := s.note(pt, &pc.set)
 	if s.mayWait(hasRoot || !pt.rootAt.IsZero()) {
 		s.compact(&pc.set)
 	}
@@ -220,7 +220,7 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	if hasRoot && pt.rootAt.IsZero() {
 		pt.rootAt = now
 		s.roots.Push(pt)
-		s.settle(pt)
+		s.settle(pt, root)
 	}
 }
 
@@ -229,17 +229,19 @@ func (s *shard) ingest(pc piece, now time.Time) {
 // arrive whole with their root last, and most of those triage proves clean: sampling drops
 // them at the deadline from what triage kept, without reading a span again. A trace that
 // sampling keeps even when clean, or that shows an error span, is analysed at its
-// deadline and needs no triage; with root_grace 0 the deadline is now.
-func (s *shard) settle(pt *pendingTrace) {
-	if pt.errorSeen || s.cfg.rootGrace <= 0 {
+// deadline and needs no triage (nor does one set aside under memory pressure, or any
+// trace when the configuration leaves triage nothing to prove); with root_grace 0 the
+// deadline is now. root is the trace's first root span, just arrived.
+func (s *shard) settle(pt *pendingTrace, root ptrace.Span) {
+	if pt.errorSeen || pt.flagged || s.cfg.rootGrace <= 0 || !s.analyzer.Triageable() {
+		return
+	}
+	traceState := root.TraceState().AsRaw()
+	if s.policy.KeepsClean(pt.id, traceState) {
 		return
 	}
 	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
 	defer s.analyzer.Recycle(q)
-	traceState := rootTraceState(q.Tree)
-	if s.policy.KeepsClean(pt.id, traceState) {
-		return
-	}
 	if s.analyzer.TriageIndexed(q).Clean {
 		pt.settled = s.analyzer.Settle(q, traceState)
 	} else {
@@ -247,17 +249,19 @@ func (s *shard) settle(pt *pendingTrace) {
 	}
 }
 
-// note appends the analyzer's arrival note of each span of set to pt's, and reports
-// whether set holds a root span and a span in status ERROR.
-func (s *shard) note(pt *pendingTrace, set *spanSet) (hasRoot, hasError bool) {
+// note appends the analyzer's arrival note of each span of set to pt's, and reports the
+// first root span of set (hasRoot: there is one) and whether a span is in status ERROR.
+func (s *shard) note(pt *pendingTrace, set *spanSet) (root ptrace.Span, hasRoot, hasError bool) {
 	pt.arrivals = slices.Grow(pt.arrivals, set.Len())
 	for _, span := range set.All() {
 		a := s.analyzer.Arrival(span)
-		hasRoot = hasRoot || a.Parent.IsEmpty()
+		if !hasRoot && a.Parent.IsEmpty() {
+			root, hasRoot = span, true
+		}
 		hasError = hasError || analysis.NotedError(a)
 		pt.arrivals = append(pt.arrivals, a)
 	}
-	return hasRoot, hasError
+	return root, hasRoot, hasError
 }
 
 // compactHold is the hold above which buffered spans are compacted (keyTable): compaction

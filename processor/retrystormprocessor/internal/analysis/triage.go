@@ -74,9 +74,9 @@ func newTriageScratch() triageScratch {
 // hashedFields are the completeness fields a glance does not read.
 const hashedFields = toolspan.FieldArgsHash | toolspan.FieldResultHash | toolspan.FieldIdemHash
 
-// triageable reports whether the configuration lets a glance prove a trace clean: with a
+// Triageable reports whether the configuration lets a glance prove a trace clean: with a
 // storm threshold of one every call is a storm, and a required hash field needs the hash.
-func (an *Analyzer) triageable() bool {
+func (an *Analyzer) Triageable() bool {
 	return an.cfg.StormThreshold >= 2 && an.cfg.Findings.Required&hashedFields == 0
 }
 
@@ -103,7 +103,7 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 // TriageIndexed is Triage on a trace Index has indexed, a Quick not triaged yet.
 func (an *Analyzer) TriageIndexed(q *Quick) *Quick {
 	t := q.Tree
-	if !an.triageable() || t.DuplicateSpanIDs > 0 || t.CutCycles > 0 {
+	if !an.Triageable() || t.DuplicateSpanIDs > 0 || t.CutCycles > 0 {
 		q.stop = "configuration or tree"
 		return q
 	}

@@ -468,3 +468,33 @@ func TestRecycleLetsAHugeTraceGo(t *testing.T) {
 	an.Recycle(q)
 	assert.NotNil(t, an.spare, "an ordinary tree is kept for the next trace")
 }
+
+// A Settled outlives its tree: triaging other traces on the same analyzer (which reuses the
+// spare tree and the printed scratch) before the settled trace is remembered must not change it.
+func TestSettledSurvivesLaterTriages(t *testing.T) {
+	mem := stalecache.New(100)
+	an := New(DefaultConfig(), mem)
+	a := newTrace(91)
+	ra := a.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
+	a.span("execute_tool quote", ra, 10, 200, genaiTool("quote", "c1", `{"sku":1}`, attr("gen_ai.tool.call.result", `{"price":10}`))...)
+	qa := an.Triage(a.td)
+	require.True(t, qa.Clean)
+	st := an.Settle(qa, "")
+	an.Recycle(qa)
+
+	b := newTrace(92)
+	rb := b.span("invoke_agent b", noParent, 0, 1000, agentSpan("b")...)
+	b.span("execute_tool lookup", rb, 50, 300, genaiTool("lookup", "c9", `{"sku":2}`, attr("gen_ai.tool.call.result", `{"price":99}`))...)
+	qb := an.Triage(b.td)
+	require.True(t, qb.Clean)
+	an.Recycle(qb)
+
+	an.RememberClean(st)
+	assert.Equal(t, []string{"quote"}, st.Tools)
+	require.Equal(t, 1, mem.Len())
+	plain := New(DefaultConfig(), nil) // fingerprints without remembering
+	at, trace, ok := mem.Recall(plain.Analyze(a.td).Units[0].Last().ResultPrint)
+	require.True(t, ok, "a's own result, not the one b's triage left in the scratch")
+	assert.Equal(t, a.trace, trace)
+	assert.Equal(t, a.spans.At(1).StartTimestamp(), at)
+}
