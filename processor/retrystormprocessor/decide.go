@@ -100,7 +100,7 @@ func (s *shard) finish() {
 			case pt.decided:
 			case s.ctx.Err() != nil:
 				s.release(pt)
-				s.tel.droppedSpans(dropShutdown, int64(pt.set.Len()))
+				s.tel.droppedSpans(dropShutdown, int64(pt.n))
 			default:
 				s.decide(pt, now, causeShutdown)
 			}
@@ -170,6 +170,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		}
 	}
 	if tr == nil {
+		s.unpack(pt) // a settled trace sampling keeps
 		if q == nil {
 			// An error span (no triage), or a settled trace sampling keeps: the tree all the same.
 			q = s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
@@ -206,8 +207,8 @@ func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause
 	if s.cache.Drop(pt.id) {
 		s.tel.cacheEvicted(decisionDropped)
 	}
-	s.tel.droppedSpans(dropSampledOut, int64(pt.set.Len()))
-	pt.set, pt.arrivals, pt.settled = spanSet{}, nil, nil
+	s.tel.droppedSpans(dropSampledOut, int64(pt.n))
+	pt.set, pt.arrivals, pt.settled, pt.packed = spanSet{}, nil, nil, nil
 }
 
 func signalsOf(s analysis.Signals) decision.Signals {

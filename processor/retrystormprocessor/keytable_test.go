@@ -99,7 +99,8 @@ func traceWithDuplicateAttribute(t *testing.T) ptrace.Traces {
 
 // TestOnlySpansThatMayWaitAreCompacted: a piece of a trace whose root has not arrived may
 // wait decision_wait and is compacted; a piece that brings the root (or follows it) is
-// decided within root_grace and is compacted only when that is long.
+// decided within root_grace and is compacted only when that is long. (The rooted trace is
+// a storm: a clean one is packed on its root's arrival, not compacted.)
 func TestOnlySpansThatMayWaitAreCompacted(t *testing.T) {
 	for _, grace := range []time.Duration{2 * time.Second, compactHold} {
 		t.Run(grace.String(), func(t *testing.T) { checkCompaction(t, grace, grace >= compactHold) })
@@ -113,7 +114,7 @@ func checkCompaction(t *testing.T, grace time.Duration, rootedCompacted bool) {
 	h := newHarness(t, cfg, nil)
 	waiting, whole := traceID(1), traceID(2)
 	h.consume(withoutRoot(cleanTrace(waiting, "a")))
-	h.consume(cleanTrace(whole, "a"))
+	h.consume(stormTrace(whole))
 	h.settle()
 
 	sh := h.p.shards[0]

@@ -39,6 +39,10 @@ type pendingTrace struct {
 	// arriving later void both.
 	settled  *analysis.Settled
 	unproven bool
+	// packed holds a settled trace's spans encoded (pack), set and arrivals then empty.
+	packed []byte
+	// n is the number of spans held, packed or not.
+	n int
 	// flagged: analysis under memory pressure found a signal; the trace is held in the
 	// flagged queue and decided only after every clean-looking trace.
 	flagged bool
@@ -84,6 +88,7 @@ type shard struct {
 	recognizer *toolspan.Extractor
 	policy     *decision.Policy
 	sizer      ptrace.ProtoMarshaler
+	unpacker   ptrace.ProtoUnmarshaler
 	keys       *keyTable
 
 	traces   map[pcommon.TraceID]*pendingTrace
@@ -199,28 +204,44 @@ func (s *shard) ingest(pc piece, now time.Time) {
 		s.tel.droppedSpans(dropLate, spans)
 		return
 	}
-	size := pc.set.size(&s.sizer)
 	pt, ok := s.traces[pc.id]
 	if !ok {
 		pt = &pendingTrace{id: pc.id, set: pc.set, first: now, input: s.inputs}
 		s.traces[pc.id] = pt
 		s.arrivals.Push(pt)
 	} else {
+		s.unpack(pt)
 		pt.set.add(pc.set)
 		pt.settled, pt.unproven = nil, false
 	}
 	root, hasRoot, hasError := s.note(pt, &pc.set)
-	if s.mayWait(hasRoot || !pt.rootAt.IsZero()) {
-		s.compact(&pc.set)
+	// The piece's OTLP size. A trace that arrives whole, root included, and is packed has
+	// it for free: its encoding's length. Settling may pack any trace, moving its spans, so
+	// every other piece is sized first.
+	whole := !ok && hasRoot
+	var size int64
+	if !whole {
+		size = pc.set.size(&s.sizer)
 	}
-	pt.bytes += size
-	s.spans += spans
-	s.bytes += size
 	pt.errorSeen = pt.errorSeen || hasError
 	if hasRoot && pt.rootAt.IsZero() {
 		pt.rootAt = now
 		s.roots.Push(pt)
 		s.settle(pt, root)
+	}
+	if whole {
+		if pt.packed != nil {
+			size = int64(len(pt.packed))
+		} else {
+			size = pc.set.size(&s.sizer)
+		}
+	}
+	pt.n += pc.set.Len()
+	pt.bytes += size
+	s.spans += spans
+	s.bytes += size
+	if pt.packed == nil && s.mayWait(!pt.rootAt.IsZero()) {
+		s.compact(&pc.set)
 	}
 }
 
@@ -240,12 +261,15 @@ func (s *shard) settle(pt *pendingTrace, root ptrace.Span) {
 	if s.policy.KeepsClean(pt.id, traceState) {
 		return
 	}
-	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
-	defer s.analyzer.Recycle(q)
-	if s.analyzer.TriageIndexed(q).Clean {
+	q := s.analyzer.TriageIndexed(s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals))
+	if q.Clean {
 		pt.settled = s.analyzer.Settle(q, traceState)
 	} else {
 		pt.unproven = true
+	}
+	s.analyzer.Recycle(q)
+	if pt.settled != nil && s.mayWait(true) {
+		s.pack(pt)
 	}
 }
 
@@ -298,7 +322,7 @@ func (s *shard) release(pt *pendingTrace) {
 	delete(s.traces, pt.id)
 	pt.decided = true
 	s.bytes -= pt.bytes
-	s.spans -= int64(pt.set.Len())
+	s.spans -= int64(pt.n)
 }
 
 // enqueue moves a kept trace's spans into the outgoing batch, under copies of their

@@ -32,6 +32,7 @@ const (
 	dropLate              = "late"
 	dropNextConsumerError = "next_consumer_error"
 	dropShutdown          = "shutdown"
+	dropUnpackError       = "unpack_error"
 
 	// maxToolNames bounds the tool attribute; later names count as toolOther.
 	maxToolNames = 100
@@ -64,7 +65,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		late:     attrOptions("decision", decisionKept, decisionDropped),
 		evicted:  attrOptions("decision", decisionKept, decisionDropped),
 		early:    attrOptions("cause", causeMemoryPressure, causeShutdown),
-		dropped:  attrOptions("cause", dropSampledOut, dropLate, dropNextConsumerError, dropShutdown),
+		dropped:  attrOptions("cause", dropSampledOut, dropLate, dropNextConsumerError, dropShutdown, dropUnpackError),
 	}
 	for _, d := range []string{decisionKept, decisionDropped} {
 		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
