@@ -144,14 +144,8 @@ func TestLateSpansFollowTheCachedDecision(t *testing.T) {
 	require.Len(t, sinkSpans(h.sink)[kept], 4)
 	require.NotContains(t, sinkSpans(h.sink), dropped)
 
-	lateKept := newSpanBuilder(kept)
-	lateKept.nextID = 100
-	lateKept.tool(pcommon.SpanID{1}, "charge_card", "call-9", 5000, false)
-	h.consume(lateKept.td)
-	lateDropped := newSpanBuilder(dropped)
-	lateDropped.nextID = 100
-	lateDropped.tool(pcommon.SpanID{1}, "lookup", "call-9", 5000, false)
-	h.consume(lateDropped.td)
+	h.consume(lateAttempt(kept, "charge_card", "call-9", 5000))
+	h.consume(lateAttempt(dropped, "lookup", "call-9", 5000))
 	h.settle()
 
 	spans := sinkSpans(h.sink)
@@ -179,8 +173,7 @@ func TestLateSpansOfKeptCleanTracesCarryTheThreshold(t *testing.T) {
 	}
 	h.consume(cleanTrace(id, "lookup"))
 	h.advance(2 * time.Second)
-	late := newSpanBuilder(id)
-	late.nextID = 100
+	late := straggler(id)
 	late.span("http GET", pcommon.SpanID{1}, 10, 20, nil)
 	h.consume(late.td)
 	spans := sinkSpans(h.sink)[id]
@@ -194,8 +187,7 @@ func TestLateIsErrorAttemptOfAKeptTraceIsRemapped(t *testing.T) {
 	id := traceID(7)
 	h.consume(stormTrace(id))
 	h.advance(2 * time.Second)
-	late := newSpanBuilder(id)
-	late.nextID = 100
+	late := straggler(id)
 	late.span("tools/call lookup", pcommon.SpanID{1}, 10, 20, map[string]any{
 		"mcp.method.name": "tools/call", "gen_ai.tool.name": "lookup",
 		"gen_ai.tool.call.result": `{"content":[{"type":"text","text":"denied"}],"isError":true}`,
@@ -416,10 +408,7 @@ func TestMemoryPressureSetsAsideAStormAndAnalysesItWholeAtItsDecision(t *testing
 	assert.Positive(t, h.sum(metadata.MetricEarlyDecisions, causeAttr(causeMemoryPressure)))
 
 	// A third attempt of grown arrives after it was set aside.
-	late := newSpanBuilder(grown)
-	late.nextID = 100
-	late.tool(pcommon.SpanID{1}, "charge_card", "call-1", 900, false)
-	h.consume(late.td)
+	h.consume(lateAttempt(grown, "charge_card", "call-1", 900))
 
 	h.advance(30 * time.Second)
 	got := sinkSpans(h.sink)

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 )
@@ -106,10 +105,7 @@ func TestLateSpansAreNotRedactedWhenRedactionIsOff(t *testing.T) {
 	h := newHarness(t, cfg, nil, withSynchronous())
 	h.consume(stormTrace(traceID(1)))
 	h.advance(2 * time.Second)
-	late := newSpanBuilder(traceID(1))
-	late.nextID = 100
-	late.tool(pcommon.SpanID{1}, "charge_card", "call-9", 5000, false)
-	h.consume(late.td)
+	h.consume(lateAttempt(traceID(1), "charge_card", "call-9", 5000))
 	spans := sinkSpans(h.sink)[traceID(1)]
 	require.Len(t, spans, 5)
 	assert.Contains(t, spans[4].Attributes().AsRaw(), "gen_ai.tool.call.arguments")

@@ -224,6 +224,20 @@ func (b *spanBuilder) tool(parent pcommon.SpanID, tool, callID string, startMS i
 	return s
 }
 
+// straggler starts a piece of trace id arriving late: its span ids follow the trace's own.
+func straggler(id pcommon.TraceID) *spanBuilder {
+	b := newSpanBuilder(id)
+	b.nextID = 100
+	return b
+}
+
+// lateAttempt is one more successful attempt of a trace's call, under its root, arriving late.
+func lateAttempt(id pcommon.TraceID, tool, callID string, startMS int64) ptrace.Traces {
+	b := straggler(id)
+	b.tool(pcommon.SpanID{1}, tool, callID, startMS, false)
+	return b.td
+}
+
 // cleanTrace is a root and one successful call per tool.
 func cleanTrace(id pcommon.TraceID, tools ...string) ptrace.Traces {
 	b := newSpanBuilder(id)

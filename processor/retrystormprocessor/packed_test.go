@@ -110,10 +110,7 @@ func TestAStragglerUnpacksAPackedTrace(t *testing.T) {
 	h.consume(chargeCardTrace(traceID(1), false))
 	require.NotNil(t, heldTrace(h, traceID(1)).packed)
 
-	again := newSpanBuilder(traceID(1))
-	again.nextID = 100
-	again.tool(pcommon.SpanID{1}, "charge_card", "call-1", 900, false)
-	h.consume(again.td)
+	h.consume(lateAttempt(traceID(1), "charge_card", "call-1", 900))
 	pt := heldTrace(h, traceID(1))
 	assert.Nil(t, pt.packed, "decoded again with the straggler")
 	assert.Equal(t, 3, pt.set.Len())
@@ -159,10 +156,7 @@ func TestAPackedTraceThatCannotBeDecodedIsCounted(t *testing.T) {
 		pt.packed = []byte{0xff, 0xff, 0xff}
 	}
 	// A straggler of trace 3 meets its undecodable spans on arrival.
-	late := newSpanBuilder(traceID(3))
-	late.nextID = 100
-	late.tool(pcommon.SpanID{1}, "lookup", "call-7", 900, false)
-	h.consume(late.td)
+	h.consume(lateAttempt(traceID(3), "lookup", "call-7", 900))
 	assert.EqualValues(t, 2, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
 	h.conservation()
 	// Trace 1, which sampling keeps, meets its own at the decision.

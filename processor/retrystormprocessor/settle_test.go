@@ -52,12 +52,8 @@ func TestSpansAfterTheRootVoidItsSettling(t *testing.T) {
 	h.consume(cleanTrace(clean, "lookup"))
 	h.advance(time.Second)
 
-	again := newSpanBuilder(retried)
-	again.nextID = 100
-	again.tool(pcommon.SpanID{1}, "charge_card", "call-1", 900, false)
-	h.consume(again.td)
-	late := newSpanBuilder(failing)
-	late.nextID = 100
+	h.consume(lateAttempt(retried, "charge_card", "call-1", 900))
+	late := straggler(failing)
 	s := late.span("GET /inventory", pcommon.SpanID{1}, 50, 90, map[string]any{"http.request.method": "GET"})
 	s.Status().SetCode(ptrace.StatusCodeError)
 	h.consume(late.td)
