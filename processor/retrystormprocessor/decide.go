@@ -100,7 +100,7 @@ func (s *shard) finish() {
 			case pt.decided:
 			case s.ctx.Err() != nil:
 				s.release(pt)
-				s.tel.droppedSpans(dropShutdown, int64(pt.n))
+				s.tel.droppedSpans(dropShutdown, int64(pt.held()))
 			default:
 				s.decide(pt, now, causeShutdown)
 			}
@@ -207,8 +207,8 @@ func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause
 	if s.cache.Drop(pt.id) {
 		s.tel.cacheEvicted(decisionDropped)
 	}
-	s.tel.droppedSpans(dropSampledOut, int64(pt.n))
-	pt.set, pt.arrivals, pt.settled, pt.packed = spanSet{}, nil, nil, nil
+	s.tel.droppedSpans(dropSampledOut, int64(pt.held()))
+	pt.set, pt.arrivals, pt.settled, pt.packed, pt.packedSpans = spanSet{}, nil, nil, nil, 0
 }
 
 func signalsOf(s analysis.Signals) decision.Signals {

@@ -34,7 +34,8 @@ func (s *shard) pack(pt *pendingTrace) {
 		s.logger.Debug("kept a settled trace decoded: encoding failed", zap.Error(err))
 		return
 	}
-	pt.packed, pt.set, pt.arrivals = b, spanSet{}, nil
+	pt.packed, pt.packedSpans = b, pt.set.Len()
+	pt.set, pt.arrivals = spanSet{}, nil
 }
 
 // unpack decodes a packed trace's spans back into its set, with their arrival notes.
@@ -45,13 +46,13 @@ func (s *shard) unpack(pt *pendingTrace) {
 		return
 	}
 	td, err := s.unpacker.UnmarshalTraces(pt.packed)
-	pt.packed = nil
+	lost := pt.packedSpans
+	pt.packed, pt.packedSpans = nil, 0
 	if err != nil {
-		s.tel.droppedSpans(dropUnpackError, int64(pt.n))
+		s.tel.droppedSpans(dropUnpackError, int64(lost))
 		if !pt.decided { // a decided trace left the span count already
-			s.spans -= int64(pt.n)
+			s.spans -= int64(lost)
 		}
-		pt.n = 0
 		s.logger.Error("dropped the spans of a buffered trace that could not be decoded again", zap.Error(err))
 		return
 	}

@@ -45,7 +45,7 @@ func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 	require.NotNil(t, clean.packed, "settled clean, packed")
 	assert.Zero(t, clean.set.Len(), "nothing decoded is held")
 	assert.Nil(t, clean.arrivals)
-	assert.Equal(t, 3, clean.n)
+	assert.Equal(t, 3, clean.held())
 	assert.Equal(t, pieceSize(cleanTrace(traceID(1), "lookup", "quote")), int64(len(clean.packed)), "the encoding is the OTLP size")
 	assert.Nil(t, heldTrace(h, traceID(2)).packed, "a storm is analysed at its decision, as it came")
 	want := pieceSize(cleanTrace(traceID(1), "lookup", "quote")) + pieceSize(stormTrace(traceID(2)))
@@ -123,22 +123,27 @@ func TestAStragglerUnpacksAPackedTrace(t *testing.T) {
 }
 
 // TestPackedTracesUnderPressureAndAtShutdown: memory pressure and shutdown decide packed
-// traces from their verdicts, without decoding them.
+// traces from their verdicts, without decoding them: each trace's bytes are made
+// undecodable once it is packed, and no decoding is attempted.
 func TestPackedTracesUnderPressureAndAtShutdown(t *testing.T) {
 	cfg := longGraceConfig()
 	one := pieceSize(cleanTrace(traceID(0), "lookup"))
 	cfg.MaxBufferedBytes = 3 * one
-	h := newHarness(t, cfg, nil)
+	h := newHarness(t, cfg, nil, withSynchronous())
 	for i := range 10 {
 		h.consume(cleanTrace(traceID(uint64(i)), "lookup"))
+		pt, ok := h.p.shards[0].traces[traceID(uint64(i))]
+		require.True(t, ok)
+		require.NotNil(t, pt.packed)
+		pt.packed = []byte{0xff, 0xff, 0xff}
 	}
-	h.settle()
 	assert.LessOrEqual(t, h.sum(metadata.MetricBufferedBytes), cfg.MaxBufferedBytes)
 	assert.Positive(t, h.sum(metadata.MetricEarlyDecisions, causeAttr(causeMemoryPressure)))
 	require.NoError(t, h.shutdown(t.Context()))
 	assert.Empty(t, sinkSpans(h.sink))
 	assert.EqualValues(t, 20, h.sum(metadata.MetricSpansDropped, causeAttr(dropSampledOut)), "a root and a call each")
 	assert.EqualValues(t, 10, h.sum(metadata.MetricToolAttempts))
+	assert.Zero(t, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)), "nothing was decoded")
 	h.conservation()
 }
 

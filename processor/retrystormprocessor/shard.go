@@ -39,10 +39,10 @@ type pendingTrace struct {
 	// arriving later void both.
 	settled  *analysis.Settled
 	unproven bool
-	// packed holds a settled trace's spans encoded (pack), set and arrivals then empty.
-	packed []byte
-	// n is the number of spans held, packed or not.
-	n int
+	// packed holds a settled trace's packedSpans spans encoded (pack); set and arrivals
+	// are then empty.
+	packed      []byte
+	packedSpans int
 	// flagged: analysis under memory pressure found a signal; the trace is held in the
 	// flagged queue and decided only after every clean-looking trace.
 	flagged bool
@@ -236,7 +236,6 @@ func (s *shard) ingest(pc piece, now time.Time) {
 			size = pc.set.size(&s.sizer)
 		}
 	}
-	pt.n += pc.set.Len()
 	pt.bytes += size
 	s.spans += spans
 	s.bytes += size
@@ -322,8 +321,11 @@ func (s *shard) release(pt *pendingTrace) {
 	delete(s.traces, pt.id)
 	pt.decided = true
 	s.bytes -= pt.bytes
-	s.spans -= int64(pt.n)
+	s.spans -= int64(pt.held())
 }
+
+// held is the number of spans pt holds, decoded or packed.
+func (pt *pendingTrace) held() int { return pt.set.Len() + pt.packedSpans }
 
 // enqueue moves a kept trace's spans into the outgoing batch, under copies of their
 // resources and scopes. A trace that would not fit in the batch starts a new one, and one

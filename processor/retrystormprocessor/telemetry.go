@@ -136,10 +136,10 @@ func (t *telemetry) analysed(tr *analysis.Trace) {
 
 // triaged records the counts of a trace triage proved clean and sampling dropped, the
 // same counts analysed records for it.
-func (t *telemetry) triaged(q *analysis.Settled) {
-	t.add(t.b.ProcessorRetryStormToolAttempts, int64(q.ToolAttempts), nil)
-	t.add(t.b.ProcessorRetryStormCalls, int64(q.Calls), nil)
-	t.add(t.b.ProcessorRetryStormDegradedCalls, int64(q.DegradedCalls), nil)
+func (t *telemetry) triaged(st *analysis.Settled) {
+	t.add(t.b.ProcessorRetryStormToolAttempts, int64(st.ToolAttempts), nil)
+	t.add(t.b.ProcessorRetryStormCalls, int64(st.Calls), nil)
+	t.add(t.b.ProcessorRetryStormDegradedCalls, int64(st.DegradedCalls), nil)
 }
 
 // decided records one trace decision.
