@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/retrystorm/retrystorm/internal/benchharness"
 )
@@ -113,6 +114,7 @@ func parseOptions(args []string, stderr io.Writer) (benchharness.Options, profil
 	fs.StringVar(&buffered, "buffered", "1000,100000,1000000", "held-span levels of the scaling check")
 	fs.IntVar(&o.RoundTraces, "round-traces", 1500, "traces per measured round of the scaling check")
 	fs.IntVar(&o.BufferedRepeats, "buffered-repeats", 7, "repeats of the scaling check at each level")
+	fs.DurationVar(&o.HeldAge, "held-age", 6*time.Second, "how long the scaling check lets held spans wait before measuring (retry_storm packs spans waiting for their root after 5s)")
 	fs.IntVar(&o.CoresTraces, "cores-traces", 5000, "traces per run of the one- versus two-core check")
 	fs.IntVar(&o.CoresRepeats, "cores-repeats", 5, "repeats of the one- and two-core runs")
 	fs.StringVar(&checks, "checks", strings.Join(benchharness.AllChecks, ","), "checks to run")

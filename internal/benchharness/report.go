@@ -188,6 +188,10 @@ func (r *Results) writeComparison(p printer) {
 }
 
 func (r *Results) writeBuffered(p printer) {
+	if len(r.Buffered) == 0 {
+		return
+	}
+	p("\nScaling: retry_storm holding traces that wait for their root (decision_wait 1h), for %s before each level is measured; %d repeats, medians (range).\n", r.Options.HeldAge, r.Options.BufferedRepeats)
 	p("\n| buffered spans | CPU ns/span: work + collector share (range) | work, collector off | collector share | measured with the collector on (range) |\n|---|---|---|---|---|\n")
 	for _, level := range slices.Sorted(maps.Keys(r.Buffered)) {
 		bs := r.Buffered[level]

@@ -33,6 +33,10 @@ type Options struct {
 	RoundTraces int
 	// BufferedRepeats of the scaling check's pair of rounds at each level; default 7.
 	BufferedRepeats int
+	// HeldAge is how long the scaling check lets the held spans wait before it measures;
+	// default 6s. A buffer in steady state holds mostly spans that have waited a while,
+	// and retry_storm packs the spans of a trace still waiting for its root after 5s.
+	HeldAge time.Duration
 	// CoresTraces is the traces fed per run of the cores check; default 5000.
 	CoresTraces int
 	// CoresRepeats of the one- and two-core runs, alternating; default 5.
@@ -91,6 +95,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BufferedRepeats <= 0 {
 		o.BufferedRepeats = 7
+	}
+	if o.HeldAge <= 0 {
+		o.HeldAge = 6 * time.Second
 	}
 	if o.CoresTraces <= 0 {
 		o.CoresTraces = 5000
@@ -285,7 +292,7 @@ func runScaling(ctx context.Context, o Options, r *Results) error {
 	// to measure slower, and a fixed order charged that drift to the largest level.
 	for rep := range o.BufferedRepeats {
 		for _, level := range alternate(o.Buffered, rep) {
-			samples, err := runBuffered(ctx, held, measured, level, rounds[2*rep:2*rep+2])
+			samples, err := runBuffered(ctx, held, measured, level, o.HeldAge, rounds[2*rep:2*rep+2])
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ import (
 func TestRunEndsWithTheRatioLines(t *testing.T) {
 	res, err := Run(context.Background(), Options{
 		Traces: 40, LatencyTraces: 40, LatencyRate: 200000, HeapSpans: 2000, Buffered: []int{500, 2000},
-		RoundTraces: 10, CoresTraces: 40, Repeats: 1, CoresRepeats: 1, BufferedRepeats: 1,
+		RoundTraces: 10, HeldAge: time.Millisecond, CoresTraces: 40, Repeats: 1, CoresRepeats: 1, BufferedRepeats: 1,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -62,10 +62,11 @@ func (b BufferedSample) GCPerSpan() float64 {
 // the collector, nanoseconds.
 func (b BufferedSample) CPUPerSpan() float64 { return b.MutatorPerSpan() + b.GCPerSpan() }
 
-// runBuffered holds at least held spans of the held workload in retry_storm, then measures
-// pairs of rounds of the measured workload (rounds[r] is the request range of round r):
-// the first of each pair with the garbage collector on, the second with it off.
-func runBuffered(ctx context.Context, held, measured *Workload, heldSpans int, rounds [][2]int) ([]BufferedSample, error) {
+// runBuffered holds at least held spans of the held workload in retry_storm, lets them wait
+// age (Options.HeldAge), then measures pairs of rounds of the measured workload (rounds[r]
+// is the request range of round r): the first of each pair with the garbage collector on,
+// the second with it off.
+func runBuffered(ctx context.Context, held, measured *Workload, heldSpans int, age time.Duration, rounds [][2]int) ([]BufferedSample, error) {
 	out := newSink(measured, time.Now())
 	sub, err := newSubject(ctx, VariantRetryStorm, out, scalingOverrides)
 	if err != nil {
@@ -85,6 +86,7 @@ func runBuffered(ctx context.Context, held, measured *Workload, heldSpans int, r
 	if _, err := feed(ctx, held, sub.consumer, 0, n, 0, time.Now()); err != nil {
 		return nil, err
 	}
+	time.Sleep(age)
 	quiesce(time.Minute)
 	var samples []BufferedSample
 	for r := 0; r+1 < len(rounds); r += 2 {

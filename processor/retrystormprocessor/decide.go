@@ -107,6 +107,7 @@ func (s *shard) finish() {
 		}
 	}
 	s.roots = fifo.Queue[*pendingTrace]{}
+	s.aging = fifo.Queue[agingTrace]{}
 	s.flush()
 	s.publish()
 }
@@ -130,6 +131,7 @@ func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
 	if pt.settled != nil {
 		return nil, nil
 	}
+	s.unpack(pt)
 	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
 	if !pt.flagged && !pt.unproven && !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
 		if q = s.analyzer.TriageIndexed(q); q.Clean {

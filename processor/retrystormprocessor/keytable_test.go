@@ -97,11 +97,12 @@ func traceWithDuplicateAttribute(t *testing.T) ptrace.Traces {
 	return td
 }
 
-// TestOnlySpansThatMayWaitAreCompacted: a piece of a trace whose root has not arrived may
-// wait decision_wait and is compacted; a piece that brings the root (or follows it) is
-// decided within root_grace and is compacted only when that is long. (The rooted trace is
-// a storm: a clean one is packed on its root's arrival, not compacted.)
-func TestOnlySpansThatMayWaitAreCompacted(t *testing.T) {
+// TestOnlySpansThatMayWaitAreMadeCompact: a trace waiting for its root is held as it came
+// for compactHold, then packed when it looks clean or, showing an error span, has its
+// attributes compacted; a trace that arrives with its root is compacted on arrival only when
+// root_grace is that long. (The rooted trace is a storm: a clean one is packed on its root's
+// arrival, not compacted.)
+func TestOnlySpansThatMayWaitAreMadeCompact(t *testing.T) {
 	for _, grace := range []time.Duration{2 * time.Second, compactHold} {
 		t.Run(grace.String(), func(t *testing.T) { checkCompaction(t, grace, grace >= compactHold) })
 	}
@@ -112,14 +113,18 @@ func checkCompaction(t *testing.T, grace time.Duration, rootedCompacted bool) {
 	cfg.NumShards = 1
 	cfg.RootGrace = grace
 	h := newHarness(t, cfg, nil)
-	waiting, whole := traceID(1), traceID(2)
+	waiting, failing, whole := traceID(1), traceID(2), traceID(3)
 	h.consume(withoutRoot(cleanTrace(waiting, "a")))
+	h.consume(withoutRoot(chargeCardTrace(failing, true)))
 	h.consume(stormTrace(whole))
 	h.settle()
 
 	sh := h.p.shards[0]
 	interned := func(id pcommon.TraceID) (n, shared int) {
-		for _, s := range sh.traces[id].set.All() {
+		t.Helper()
+		pt, ok := sh.traces[id]
+		require.True(t, ok, "the trace is buffered")
+		for _, s := range pt.set.All() {
 			for k := range s.Attributes().All() {
 				n++
 				if in, ok := sh.keys.keys[k]; ok && unsafe.StringData(in) == unsafe.StringData(k) {
@@ -127,18 +132,30 @@ func checkCompaction(t *testing.T, grace time.Duration, rootedCompacted bool) {
 				}
 			}
 		}
+		require.Positive(t, n)
 		return n, shared
 	}
-	n, shared := interned(waiting)
-	require.Positive(t, n)
-	assert.Equal(t, n, shared, "every key of the rootless trace points into the key table")
-	n, shared = interned(whole)
-	require.Positive(t, n)
+	for _, id := range []pcommon.TraceID{waiting, failing} {
+		_, shared := interned(id)
+		assert.Zero(t, shared, "a trace waiting for its root is held as it came at first")
+		assert.Nil(t, sh.traces[id].packed)
+	}
+	n, shared := interned(whole)
 	if rootedCompacted {
-		assert.Equal(t, n, shared, "a long root_grace: the rooted trace is compacted too")
+		assert.Equal(t, n, shared, "a long root_grace: the rooted trace is compacted on arrival")
 	} else {
 		assert.Zero(t, shared, "the trace that arrived with its root was not compacted")
 	}
+
+	h.advance(compactHold)
+	pt := sh.traces[waiting]
+	require.NotNil(t, pt.packed, "clean-looking and still waiting for its root: packed")
+	assert.Zero(t, pt.set.Len())
+	assert.Equal(t, 1, pt.held())
+	n, shared = interned(failing)
+	assert.Equal(t, n, shared, "an error span: compacted, not packed")
+	assert.Nil(t, sh.traces[failing].packed)
+	h.conservation()
 }
 
 // TestCompactLeavesHugeMapsAlone: a span with a hostile number of attributes is held as it

@@ -1,24 +1,66 @@
 package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
 
 import (
+	"slices"
+	"time"
+
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 )
 
-// Packing. About 85% of traces are proven clean when their root arrives (settle) and are
-// then held for root_grace only in case a straggler voids that verdict. Decoded, a span is
-// some 45 heap objects the garbage collector marks at every collection while it waits;
-// encoded as OTLP it is one pointer-free byte run it neither marks nor scans, in about
-// two thirds of the heap. A packed trace is decoded again only if a straggler arrives or
-// sampling keeps it; dropped, as most are, its bytes are simply let go.
+// Packing. Decoded, a span is some 45 heap objects the garbage collector marks at every
+// collection while it waits; encoded as OTLP it is one pointer-free byte run it neither
+// marks nor scans, in about two thirds of the heap. Spans are packed where they will wait
+// and most will be dropped unread:
+//   - a trace settled clean on its root's arrival (settle), held for root_grace only in
+//     case a straggler voids that verdict, when root_grace is compactHold or more;
+//   - the spans of a trace still waiting for its root compactHold after they arrived
+//     (age). Later pieces are held as they come until they age in turn, and are appended.
 //
-// Encoding costs about what the collections it spares cost over a few seconds, so only
-// traces that may wait compactHold or longer are packed (as only those are compacted):
-// under the default 2s root_grace a settled trace is held as it came.
+// Packed spans are decoded again only when they must be read: the trace's root arrives
+// (settle triages the whole trace), its decision analyses it, or sampling keeps it.
+// Dropped, as most are, their bytes are simply let go. Encoding costs about what the
+// collections it spares cost over a few seconds, so nothing is packed that is decided
+// sooner than compactHold: under the default 2s root_grace a trace that arrives whole is
+// held as it came.
 
-// pack encodes pt's spans as one OTLP request and lets go of the decoded ones. Should
-// encoding fail (pdata always encodes), the spans stay decoded.
+// agingTrace is an entry of the aging queue: a trace without a root that received spans at.
+type agingTrace struct {
+	pt *pendingTrace
+	at time.Time
+}
+
+// age makes compact the traces still waiting for their root compactHold after a piece of
+// them arrived: packed, or, for a trace that shows an error span or that memory pressure
+// set aside (it will be analysed and most likely kept), its attributes compacted.
+func (s *shard) age(now time.Time) {
+	for {
+		e, ok := s.aging.Front()
+		if !ok || e.at.Add(compactHold).After(now) {
+			return
+		}
+		s.aging.Pop()
+		pt := e.pt
+		pt.aging = false
+		switch {
+		case pt.decided || !pt.rootAt.IsZero():
+		case pt.errorSeen || pt.flagged:
+			s.compact(pt)
+		default:
+			s.pack(pt)
+		}
+	}
+}
+
+// pack encodes the spans of pt's set as one OTLP request, appends it to what pt holds
+// packed (concatenated OTLP requests decode as one) and lets go of the decoded spans.
+// Should encoding fail (pdata always encodes), the spans stay decoded.
 func (s *shard) pack(pt *pendingTrace) {
+	if pt.set.Len() == 0 {
+		return
+	}
 	td := ptrace.NewTraces()
 	var w spanWriter
 	w.reset(td)
@@ -30,17 +72,23 @@ func (s *shard) pack(pt *pendingTrace) {
 	b, err := s.sizer.MarshalTraces(td)
 	if err != nil {
 		// The spans moved into td, in the order they were noted: hold them from there.
-		pt.set = piecesSet(td)
-		s.logger.Debug("kept a settled trace decoded: encoding failed", zap.Error(err))
+		pt.set, pt.compacted = piecesSet(td), 0
+		s.logger.Debug("kept spans decoded: encoding failed", zap.Error(err))
 		return
 	}
-	pt.packed, pt.packedSpans = b, pt.set.Len()
-	pt.set, pt.arrivals = spanSet{}, nil
+	if pt.packed == nil {
+		pt.packed = b
+	} else {
+		pt.packed = slices.Concat(pt.packed, b)
+	}
+	pt.packedSpans += pt.set.Len()
+	pt.set, pt.arrivals, pt.compacted = spanSet{}, nil, 0
 }
 
-// unpack decodes a packed trace's spans back into its set, with their arrival notes.
-// Bytes pack wrote always decode; were they not to, the spans are counted as dropped
-// (cause unpack_error) and the trace goes on without them.
+// unpack decodes pt's packed spans back into its set, ahead of the spans that arrived
+// after them, with their arrival notes. Bytes pack wrote always decode; were they not to,
+// the spans are counted as dropped (cause unpack_error) and the trace goes on without
+// them.
 func (s *shard) unpack(pt *pendingTrace) {
 	if pt.packed == nil {
 		return
@@ -56,9 +104,11 @@ func (s *shard) unpack(pt *pendingTrace) {
 		s.logger.Error("dropped the spans of a buffered trace that could not be decoded again", zap.Error(err))
 		return
 	}
-	pt.set = piecesSet(td)
-	pt.arrivals = nil
-	s.note(pt, &pt.set)
+	set := piecesSet(td)
+	notes, _, _, _ := s.note(make([]grouping.Arrival, 0, set.Len()+len(pt.arrivals)), &set)
+	pt.arrivals = append(notes, pt.arrivals...)
+	set.add(pt.set)
+	pt.set, pt.compacted = set, 0
 }
 
 // piecesSet is every span of td, which holds one trace, as one set.

@@ -103,21 +103,101 @@ func TestAPackedTraceSamplingKeepsLeavesWhole(t *testing.T) {
 	h.conservation()
 }
 
-// TestAStragglerUnpacksAPackedTrace: a span arriving after a packed trace's root is decided
-// with the whole trace: here a second attempt makes the packed clean trace a storm.
-func TestAStragglerUnpacksAPackedTrace(t *testing.T) {
+// TestAStragglerVoidsAPackedTracesVerdict: a span arriving after a packed trace's root is
+// held beside the packed spans, and the decision reads the whole trace: here a second
+// attempt makes the packed clean trace a storm.
+func TestAStragglerVoidsAPackedTracesVerdict(t *testing.T) {
 	h := newHarness(t, longGraceConfig(), nil)
 	h.consume(chargeCardTrace(traceID(1), false))
 	require.NotNil(t, heldTrace(h, traceID(1)).packed)
 
 	h.consume(lateAttempt(traceID(1), "charge_card", "call-1", 900))
 	pt := heldTrace(h, traceID(1))
-	assert.Nil(t, pt.packed, "decoded again with the straggler")
-	assert.Equal(t, 3, pt.set.Len())
-	assert.Len(t, pt.arrivals, 3, "every span noted again")
+	assert.Nil(t, pt.settled, "the verdict is void")
+	assert.NotNil(t, pt.packed, "not decoded before it must be read")
+	assert.Equal(t, 1, pt.set.Len())
+	assert.Len(t, pt.arrivals, 1, "the straggler is noted")
+	assert.Equal(t, 3, pt.held())
 
 	h.advance(10 * time.Second)
 	assert.Len(t, sinkSpans(h.sink)[traceID(1)], 3)
+	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("reason", "storm")))
+	h.conservation()
+}
+
+// rootOf is trace id's root span alone, as the builders make it.
+func rootOf(id pcommon.TraceID) ptrace.Traces {
+	b := newSpanBuilder(id)
+	b.root()
+	return b.td
+}
+
+// TestAWaitingTraceIsPackedAsItAges: the spans of a trace waiting for its root are packed
+// compactHold after they arrive, piece by piece, and decoded whole, in arrival order, when
+// the root arrives: the decision and what is forwarded are those of the same spans never
+// packed.
+func TestAWaitingTraceIsPackedAsItAges(t *testing.T) {
+	id := traceID(1)
+	run := func(gap time.Duration) (*harness, map[pcommon.TraceID][]ptrace.Span) {
+		cfg := testConfig()
+		cfg.NumShards = 1
+		h := newHarness(t, cfg, nil)
+		pieces := []ptrace.Traces{
+			withoutRoot(chargeCardTrace(id, false)),
+			lateAttempt(id, "charge_card", "call-1", 900),
+			rootOf(id),
+		}
+		for i, td := range pieces {
+			h.consume(td)
+			pt := heldTrace(h, id)
+			if gap >= compactHold && i < 2 {
+				assert.Equal(t, 1, pt.set.Len(), "piece %d held as it came at first", i)
+				h.advance(gap)
+				pt = heldTrace(h, id)
+				assert.Zero(t, pt.set.Len(), "piece %d packed as it aged", i)
+				assert.Equal(t, i+1, pt.packedSpans)
+				assert.Nil(t, pt.arrivals)
+			}
+		}
+		pt := heldTrace(h, id)
+		assert.Nil(t, pt.packed, "the root's arrival decodes the trace")
+		assert.Equal(t, 3, pt.set.Len())
+		require.Len(t, pt.arrivals, 3)
+		i := 0
+		for _, span := range pt.set.All() {
+			assert.Equal(t, span.SpanID(), pt.arrivals[i].ID, "the notes follow the spans")
+			i++
+		}
+		h.advance(2 * time.Second)
+		h.conservation()
+		return h, sinkSpans(h.sink)
+	}
+	aged, agedOut := run(compactHold)
+	fresh, freshOut := run(0)
+	require.Len(t, agedOut[id], 3)
+	for i, span := range agedOut[id] {
+		want := freshOut[id][i]
+		assert.Equal(t, want.SpanID(), span.SpanID(), "forwarded in the same order")
+		assert.Equal(t, want.Attributes().AsRaw(), span.Attributes().AsRaw())
+		assert.Equal(t, want.Status().Code(), span.Status().Code())
+	}
+	storm := attribute.String("reason", "storm")
+	assert.EqualValues(t, 1, aged.sum(metadata.MetricTraces, storm))
+	assert.EqualValues(t, 1, fresh.sum(metadata.MetricTraces, storm))
+}
+
+// TestAPackedWaitingTraceIsDecidedWhole: a trace whose root never arrives is decided at
+// decision_wait from every span, the packed ones decoded: two attempts of one call make it
+// a storm.
+func TestAPackedWaitingTraceIsDecidedWhole(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	h := newHarness(t, cfg, nil)
+	h.consume(withoutRoot(chargeCardTrace(traceID(1), false, false)))
+	h.advance(compactHold)
+	require.NotNil(t, heldTrace(h, traceID(1)).packed)
+	h.advance(cfg.DecisionWait)
+	assert.Len(t, sinkSpans(h.sink)[traceID(1)], 2)
 	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("reason", "storm")))
 	h.conservation()
 }
@@ -148,26 +228,34 @@ func TestPackedTracesUnderPressureAndAtShutdown(t *testing.T) {
 }
 
 // TestAPackedTraceThatCannotBeDecodedIsCounted: bytes pack wrote always decode; were they
-// not to, the spans are counted as dropped (unpack_error), never lost silently.
+// not to, the spans are counted as dropped (unpack_error), never lost silently, wherever
+// they are decoded: at a root's arrival, at a decision that reads a trace a straggler
+// voided, and at a decision to keep.
 func TestAPackedTraceThatCannotBeDecodedIsCounted(t *testing.T) {
 	cfg := longGraceConfig()
 	cfg.Sampling.Tools = map[string]ToolSamplingConfig{"charge_card": {CleanPercent: 100}}
 	h := newHarness(t, cfg, nil, withSynchronous())
 	h.consume(cleanTrace(traceID(1), "charge_card"))
 	h.consume(cleanTrace(traceID(3), "lookup"))
-	for _, id := range []pcommon.TraceID{traceID(1), traceID(3)} {
+	h.consume(withoutRoot(cleanTrace(traceID(4), "lookup")))
+	h.clock.Advance(compactHold)
+	h.consume(cleanTrace(traceID(5), "lookup")) // synchronous: an arrival ages what is due
+	for _, id := range []pcommon.TraceID{traceID(1), traceID(3), traceID(4)} {
 		pt := h.p.shards[0].traces[id]
 		require.NotNil(t, pt.packed)
 		pt.packed = []byte{0xff, 0xff, 0xff}
 	}
-	// A straggler of trace 3 meets its undecodable spans on arrival.
+	// Trace 4's root meets its undecodable spans on arrival.
+	h.consume(rootOf(traceID(4)))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
+	// A straggler of trace 3 is held beside its spans.
 	h.consume(lateAttempt(traceID(3), "lookup", "call-7", 900))
-	assert.EqualValues(t, 2, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
+	assert.EqualValues(t, 1, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
 	h.conservation()
-	// Trace 1, which sampling keeps, meets its own at the decision.
+	// Trace 3 meets them at its decision, and trace 1, which sampling keeps, at its own.
 	h.clock.Advance(10 * time.Second)
-	h.consume(cleanTrace(traceID(2), "lookup")) // synchronous: an arrival decides what is due
+	h.consume(cleanTrace(traceID(2), "lookup")) // an arrival decides what is due
 	assert.NotContains(t, sinkSpans(h.sink), traceID(1))
-	assert.EqualValues(t, 4, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
+	assert.EqualValues(t, 5, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
 	h.conservation()
 }

@@ -39,10 +39,15 @@ type pendingTrace struct {
 	// arriving later void both.
 	settled  *analysis.Settled
 	unproven bool
-	// packed holds a settled trace's packedSpans spans encoded (pack); set and arrivals
-	// are then empty.
+	// packed holds packedSpans spans encoded (pack): a settled trace's, or those a trace
+	// waiting for its root held compactHold. They arrived before the spans of set, and
+	// arrivals notes only set's.
 	packed      []byte
 	packedSpans int
+	// compacted counts the parts of set whose attributes are compacted (keyTable).
+	compacted int
+	// aging: the trace waits in the shard's aging queue for compactHold to pass.
+	aging bool
 	// flagged: analysis under memory pressure found a signal; the trace is held in the
 	// flagged queue and decided only after every clean-looking trace.
 	flagged bool
@@ -96,6 +101,7 @@ type shard struct {
 	arrivals fifo.Queue[*pendingTrace] // by first span: decision_wait, and shed first
 	flagged  fifo.Queue[*pendingTrace] // by first span: signalled under pressure
 	roots    fifo.Queue[*pendingTrace] // by root arrival: root_grace
+	aging    fifo.Queue[agingTrace]    // by piece arrival: compactHold, for traces without a root
 	cache    *decisioncache.Cache[keptDecision]
 	bytes    int64
 	spans    int64
@@ -188,6 +194,7 @@ func (s *shard) step(pieces []piece, arrived time.Time) {
 		}
 	}
 	s.decideDue(now)
+	s.age(now)
 	s.flush()
 	s.publish()
 }
@@ -210,11 +217,12 @@ func (s *shard) ingest(pc piece, now time.Time) {
 		s.traces[pc.id] = pt
 		s.arrivals.Push(pt)
 	} else {
-		s.unpack(pt)
 		pt.set.add(pc.set)
 		pt.settled, pt.unproven = nil, false
 	}
-	root, hasRoot, hasError := s.note(pt, &pc.set)
+	var root ptrace.Span
+	var hasRoot, hasError bool
+	pt.arrivals, root, hasRoot, hasError = s.note(pt.arrivals, &pc.set)
 	// The piece's OTLP size. A trace that arrives whole, root included, and is packed has
 	// it for free: its encoding's length. Settling may pack any trace, moving its spans, so
 	// every other piece is sized first.
@@ -239,8 +247,14 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	pt.bytes += size
 	s.spans += spans
 	s.bytes += size
-	if pt.packed == nil && s.mayWait(!pt.rootAt.IsZero()) {
-		s.compact(&pc.set)
+	switch {
+	case pt.rootAt.IsZero():
+		if !pt.aging {
+			pt.aging = true
+			s.aging.Push(agingTrace{pt: pt, at: now})
+		}
+	case s.longGrace():
+		s.compact(pt)
 	}
 }
 
@@ -260,6 +274,7 @@ func (s *shard) settle(pt *pendingTrace, root ptrace.Span) {
 	if s.policy.KeepsClean(pt.id, traceState) {
 		return
 	}
+	s.unpack(pt) // spans held encoded while the root was awaited
 	q := s.analyzer.TriageIndexed(s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals))
 	if q.Clean {
 		pt.settled = s.analyzer.Settle(q, traceState)
@@ -267,46 +282,45 @@ func (s *shard) settle(pt *pendingTrace, root ptrace.Span) {
 		pt.unproven = true
 	}
 	s.analyzer.Recycle(q)
-	if pt.settled != nil && s.mayWait(true) {
+	if pt.settled != nil && s.longGrace() {
 		s.pack(pt)
 	}
 }
 
-// note appends the analyzer's arrival note of each span of set to pt's, and reports the
+// note appends the analyzer's arrival note of each span of set to notes, and reports the
 // first root span of set (hasRoot: there is one) and whether a span is in status ERROR.
-func (s *shard) note(pt *pendingTrace, set *spanSet) (root ptrace.Span, hasRoot, hasError bool) {
-	pt.arrivals = slices.Grow(pt.arrivals, set.Len())
+func (s *shard) note(notes []grouping.Arrival, set *spanSet) (_ []grouping.Arrival, root ptrace.Span, hasRoot, hasError bool) {
+	notes = slices.Grow(notes, set.Len())
 	for _, span := range set.All() {
 		a := s.analyzer.Arrival(span)
 		if !hasRoot && a.Parent.IsEmpty() {
 			root, hasRoot = span, true
 		}
 		hasError = hasError || analysis.NotedError(a)
-		pt.arrivals = append(pt.arrivals, a)
+		notes = append(notes, a)
 	}
-	return root, hasRoot, hasError
+	return notes, root, hasRoot, hasError
 }
 
-// compactHold is the hold above which buffered spans are compacted (keyTable): compaction
-// costs about as much CPU per span as triage, and pays back only in memory held a while.
+// compactHold is the hold above which buffered spans are made compact (packed, or their
+// attributes compacted): either costs about as much CPU per span as triage, and pays back
+// only in memory held a while.
 const compactHold = 5 * time.Second
 
-// mayWait reports whether a piece ingested now may be held longer than compactHold: until
-// decision_wait when its trace's root has not arrived, else for root_grace. (With the
-// defaults, spans waiting for their root are compacted and a trace that arrives whole is
-// decided 2s later as it came.)
-func (s *shard) mayWait(rooted bool) bool {
-	if rooted {
-		return min(s.cfg.rootGrace, s.cfg.decisionWait) >= compactHold
-	}
-	return s.cfg.decisionWait >= compactHold
+// longGrace reports whether a trace whose root has arrived may be held compactHold or
+// longer. (With the defaults it is decided 2s later, and held as it came.)
+func (s *shard) longGrace() bool {
+	return min(s.cfg.rootGrace, s.cfg.decisionWait) >= compactHold
 }
 
-// compact compacts the attributes of every span of set (keyTable).
-func (s *shard) compact(set *spanSet) {
-	for _, span := range set.All() {
-		s.keys.compact(span.Attributes())
+// compact compacts the attributes of the spans of pt's set not compacted yet (keyTable).
+func (s *shard) compact(pt *pendingTrace) {
+	for _, p := range pt.set.parts[pt.compacted:] {
+		for _, span := range p.spans {
+			s.keys.compact(span.Attributes())
+		}
 	}
+	pt.compacted = len(pt.set.parts)
 }
 
 // publish mirrors the shard's accounting for the buffered gauges.
