@@ -246,7 +246,8 @@ func (s *shard) lateKept(set *spanSet, spans int64, kd keptDecision) {
 }
 
 // stampSpans writes the threshold into every span's tracestate. Spans sharing a tracestate
-// (the usual case) share one serialisation; an unparsable tracestate is left as it is.
+// (the usual case) share one serialisation; a tracestate that does not parse, or that the
+// threshold would make invalid, is left as it is.
 func stampSpans(set *spanSet, th sampling.Threshold) {
 	var lastIn, lastOut string
 	have := false

@@ -186,8 +186,9 @@ func carried(in Input) (sampling.Randomness, sampling.Threshold, bool) {
 }
 
 // Stamp returns raw with its OpenTelemetry threshold set to th. An existing stricter
-// threshold is kept (a threshold is never lowered); an unparsable tracestate is returned
-// unchanged with the error.
+// threshold is kept (a threshold is never lowered); an unparsable tracestate, or one the
+// threshold would make invalid (its ot value past the W3C limit of 256 characters), is
+// returned unchanged with the error.
 func Stamp(raw string, th sampling.Threshold) (string, error) {
 	ts, err := sampling.NewW3CTraceState(raw)
 	if err != nil {
@@ -203,6 +204,11 @@ func Stamp(raw string, th sampling.Threshold) (string, error) {
 	var b strings.Builder
 	if err := ts.Serialize(&b); err != nil {
 		return raw, fmt.Errorf("serialize tracestate: %w", err)
+	}
+	// Serialize does not check lengths: a long ot value can outgrow the limit once the
+	// threshold is added.
+	if _, err := sampling.NewW3CTraceState(b.String()); err != nil {
+		return raw, fmt.Errorf("stamped tracestate would be invalid: %w", err)
 	}
 	return b.String(), nil
 }

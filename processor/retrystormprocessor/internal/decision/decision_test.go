@@ -2,6 +2,7 @@ package decision
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
@@ -119,6 +120,9 @@ func TestStamp(t *testing.T) {
 		{"looser threshold raised", "ot=th:8", "ot=th:f3333", false},
 		{"stricter threshold kept", "ot=th:fff", "ot=th:fff", false},
 		{"unparsable left alone", "not a tracestate", "not a tracestate", true},
+		// An ot value of 256 characters, the W3C limit: the threshold would push it past.
+		{"no room for the threshold left alone", "ot=a:" + strings.Repeat("0", 251), "ot=a:" + strings.Repeat("0", 251), true},
+		{"room for the threshold", "ot=a:" + strings.Repeat("0", 242), "ot=th:f3333;a:" + strings.Repeat("0", 242), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
