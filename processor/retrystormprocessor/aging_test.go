@@ -3,7 +3,10 @@ package retrystormprocessor
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -117,4 +120,288 @@ func forwardedSpans(tds []ptrace.Traces) map[pcommon.TraceID][]string {
 		slices.Sort(v)
 	}
 	return out
+}
+
+// internedShare counts the attribute keys of pt's decoded spans, and those that point into
+// the shard's key table.
+func internedShare(sh *shard, pt *pendingTrace) (n, shared int) {
+	for _, s := range pt.set.All() {
+		for k := range s.Attributes().All() {
+			n++
+			if in, ok := sh.keys.keys[k]; ok && unsafe.StringData(in) == unsafe.StringData(k) {
+				shared++
+			}
+		}
+	}
+	return n, shared
+}
+
+// TestPressureDecodesAPackedWaitingTraceToJudgeIt: memory pressure examines a packed
+// trace still waiting for its root from every span: a storm is set aside and kept whole at
+// its deadline, clean ones are dropped with every packed span counted.
+func TestPressureDecodesAPackedWaitingTraceToJudgeIt(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	retry := pieceSize(withoutRoot(retryTrace(traceID(0))))
+	clean := pieceSize(withoutRoot(cleanTrace(traceID(0), "lookup", "fetch")))
+	cfg.MaxBufferedBytes = retry + 3*clean
+	h := newHarness(t, cfg, nil, withSynchronous())
+	storm := traceID(1)
+	h.consume(withoutRoot(retryTrace(storm)))
+	h.consume(withoutRoot(cleanTrace(traceID(2), "lookup", "fetch")))
+	h.clock.Advance(compactHold)
+	h.settle()
+	sh := h.p.shards[0]
+	require.NotNil(t, sh.traces[storm].packed, "packed as it aged")
+	require.NotNil(t, sh.traces[traceID(2)].packed)
+	for i := range 10 {
+		h.consume(withoutRoot(cleanTrace(traceID(uint64(100+i)), "lookup", "fetch")))
+	}
+	pt := sh.traces[storm]
+	require.NotNil(t, pt, "the storm waits while clean ones are shed")
+	assert.True(t, pt.flagged, "examined from its packed spans, and set aside")
+	assert.Nil(t, pt.packed)
+	assert.Equal(t, 2, pt.set.Len())
+	assert.Len(t, pt.arrivals, 2)
+	assert.NotContains(t, sh.traces, traceID(2), "the packed clean trace was shed")
+	assert.Zero(t, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
+	h.conservation()
+
+	h.clock.Advance(cfg.DecisionWait)
+	h.settle()
+	assert.Len(t, sinkSpans(h.sink)[storm], 2, "kept whole")
+	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("reason", "storm")))
+	h.conservation()
+}
+
+// TestASetAsideTraceDecodedByPressureIsCompacted: the README's Memory paragraph says a
+// trace waiting for its root that memory pressure set aside has its attributes compacted.
+// One set aside after it was packed is decoded by the examination and, with no later piece
+// to requeue it for aging, stays decoded as it came.
+func TestASetAsideTraceDecodedByPressureIsCompacted(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	retry := pieceSize(withoutRoot(retryTrace(traceID(0))))
+	clean := pieceSize(withoutRoot(cleanTrace(traceID(0), "lookup", "fetch")))
+	cfg.MaxBufferedBytes = retry + 3*clean
+	h := newHarness(t, cfg, nil, withSynchronous())
+	storm := traceID(1)
+	h.consume(withoutRoot(retryTrace(storm)))
+	h.clock.Advance(compactHold)
+	h.settle()
+	for i := range 10 {
+		h.consume(withoutRoot(cleanTrace(traceID(uint64(100+i)), "lookup", "fetch")))
+	}
+	h.clock.Advance(compactHold)
+	h.settle()
+	sh := h.p.shards[0]
+	pt := sh.traces[storm]
+	require.True(t, pt.flagged)
+	n, shared := internedShare(sh, pt)
+	require.Positive(t, n)
+	assert.Equal(t, n, shared, "set aside under pressure: attributes compacted")
+}
+
+// TestShutdownDecidesPackedWaitingTraces: at shutdown a packed trace still waiting for its
+// root is decided from every span; past the shutdown deadline every span it holds, packed
+// ones included, is counted as dropped.
+func TestShutdownDecidesPackedWaitingTraces(t *testing.T) {
+	for _, expired := range []bool{false, true} {
+		t.Run(map[bool]string{false: "decided", true: "expired"}[expired], func(t *testing.T) {
+			cfg := testConfig()
+			cfg.NumShards = 1
+			cfg.Sampling.CleanPercent = 0
+			h := newHarness(t, cfg, nil, withSynchronous())
+			storm, clean := traceID(1), traceID(2)
+			h.consume(withoutRoot(retryTrace(storm)))
+			h.consume(withoutRoot(cleanTrace(clean, "lookup")))
+			h.clock.Advance(compactHold)
+			h.settle()
+			h.consume(lateAttempt(storm, "charge_card", "call-1", 900)) // decoded beside the packed spans
+			for _, id := range []pcommon.TraceID{storm, clean} {
+				require.NotNil(t, h.p.shards[0].traces[id].packed)
+			}
+			assert.EqualValues(t, 4, h.sum(metadata.MetricBufferedSpans))
+			if expired {
+				h.p.cancel()
+			}
+			require.NoError(t, h.shutdown(t.Context()))
+			if expired {
+				assert.Empty(t, sinkSpans(h.sink))
+				assert.EqualValues(t, 4, h.sum(metadata.MetricSpansDropped, causeAttr(dropShutdown)))
+			} else {
+				got := sinkSpans(h.sink)
+				assert.Len(t, got[storm], 3, "kept whole")
+				assert.NotContains(t, got, clean)
+				assert.EqualValues(t, 1, h.sum(metadata.MetricSpansDropped, causeAttr(dropSampledOut)))
+				assert.EqualValues(t, 4, h.sum(metadata.MetricToolAttempts))
+			}
+			assert.Zero(t, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
+			assert.Zero(t, h.sum(metadata.MetricBufferedSpans))
+			h.conservation()
+		})
+	}
+}
+
+// TestAnErrorPieceAfterPackingIsDecidedWhole: a trace packed while it looked clean, then
+// sent an error span, keeps its packed spans packed and compacts the error piece as it
+// ages; its decision (which skips triage) decodes the packed spans and forwards every span
+// in arrival order, as if nothing had been packed.
+func TestAnErrorPieceAfterPackingIsDecidedWhole(t *testing.T) {
+	id := traceID(1)
+	failing := func() ptrace.Traces {
+		b := straggler(id)
+		b.tool(pcommon.SpanID{1}, "charge_card", "call-9", 900, true)
+		return b.td
+	}
+	run := func(aged bool) (*harness, []pcommon.SpanID) {
+		cfg := testConfig()
+		cfg.NumShards = 1
+		h := newHarness(t, cfg, nil)
+		h.consume(withoutRoot(cleanTrace(id, "lookup", "fetch")))
+		if aged {
+			h.advance(compactHold)
+			require.Equal(t, 2, heldTrace(h, id).packedSpans)
+		}
+		h.consume(failing())
+		if aged {
+			h.advance(compactHold)
+			pt := heldTrace(h, id)
+			assert.True(t, pt.errorSeen)
+			assert.Equal(t, 2, pt.packedSpans, "the spans packed before stay packed")
+			assert.Equal(t, 1, pt.set.Len(), "the error piece is not packed")
+			n, shared := internedShare(h.p.shards[0], pt)
+			assert.Equal(t, n, shared, "the error piece is compacted")
+			h.conservation()
+		}
+		h.advance(cfg.DecisionWait)
+		var order []pcommon.SpanID
+		for _, s := range sinkSpans(h.sink)[id] {
+			order = append(order, s.SpanID())
+		}
+		h.conservation()
+		return h, order
+	}
+	aged, agedOrder := run(true)
+	fresh, freshOrder := run(false)
+	require.Len(t, freshOrder, 3)
+	assert.Equal(t, freshOrder, agedOrder, "every span forwarded, in arrival order")
+	for _, h := range []*harness{aged, fresh} {
+		assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("decision", decisionKept)))
+	}
+}
+
+// TestPackedThenDecodedSpansKeepArrivalOrder: spans packed, spans arrived since and the
+// root are decoded together in arrival order, whether the root's arrival decodes them
+// (settling) or the decision does (a trace sampling keeps even clean, not settled): a
+// duplicate span id is the second copy, as when nothing was packed.
+func TestPackedThenDecodedSpansKeepArrivalOrder(t *testing.T) {
+	id := traceID(1)
+	first := withoutRoot(chargeCardTrace(id, false))
+	dup := ptrace.NewTraces()
+	first.CopyTo(dup)
+	dup.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("copy", "second")
+	describe := func(spans []ptrace.Span) []string {
+		var out []string
+		for _, s := range spans {
+			c := ""
+			if v, ok := s.Attributes().Get("copy"); ok {
+				c = v.Str()
+			}
+			out = append(out, s.SpanID().String()+"/"+c)
+		}
+		return out
+	}
+	run := func(keep, aged bool) []string {
+		cfg := testConfig()
+		cfg.NumShards = 1
+		cfg.Sampling.CleanPercent = map[bool]float64{false: 0, true: 100}[keep]
+		h := newHarness(t, cfg, nil)
+		a := ptrace.NewTraces()
+		first.CopyTo(a)
+		h.consume(a)
+		if aged {
+			h.advance(compactHold)
+			require.NotNil(t, heldTrace(h, id).packed)
+		}
+		d := ptrace.NewTraces()
+		dup.CopyTo(d)
+		h.consume(d)
+		h.consume(lateAttempt(id, "charge_card", "call-2", 900))
+		if aged {
+			pt := heldTrace(h, id)
+			require.NotNil(t, pt.packed, "mixed: one span packed, two decoded")
+			require.Equal(t, 2, pt.set.Len())
+		}
+		h.consume(rootOf(id))
+		pt := heldTrace(h, id)
+		var out []string
+		if !keep {
+			require.Nil(t, pt.packed, "settling decodes")
+			require.Len(t, pt.arrivals, 4)
+			var spans []ptrace.Span
+			for _, s := range pt.set.All() {
+				assert.Equal(t, s.SpanID(), pt.arrivals[len(spans)].ID, "the notes follow the spans")
+				spans = append(spans, s)
+			}
+			out = describe(spans)
+		}
+		h.advance(cfg.RootGrace)
+		if keep {
+			out = describe(sinkSpans(h.sink)[id])
+		}
+		h.conservation()
+		return out
+	}
+	for _, keep := range []bool{false, true} {
+		fresh := run(keep, false)
+		require.Len(t, fresh, 4)
+		assert.True(t, strings.HasSuffix(fresh[1], "/second"), "the duplicate follows the first copy")
+		assert.Equal(t, fresh, run(keep, true), "keep %v", keep)
+	}
+}
+
+// TestAPieceThatJoinsAQueuedTraceIsPackedWithIt pins when later pieces are packed: a piece
+// arriving while its trace waits in the aging queue is packed with the trace's earlier
+// spans, however little it has waited; one arriving after waits compactHold itself.
+func TestAPieceThatJoinsAQueuedTraceIsPackedWithIt(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	h := newHarness(t, cfg, nil, withSynchronous())
+	id := traceID(1)
+	h.consume(withoutRoot(chargeCardTrace(id, false)))
+	h.clock.Advance(compactHold - time.Second)
+	h.consume(lateAttempt(id, "charge_card", "call-1", 900))
+	h.clock.Advance(time.Second)
+	h.settle()
+	pt := h.p.shards[0].traces[id]
+	assert.Equal(t, 2, pt.packedSpans, "the second piece, 1s old, packed with the first")
+	h.consume(lateAttempt(id, "charge_card", "call-1", 1200))
+	h.clock.Advance(compactHold - time.Millisecond)
+	h.settle()
+	assert.Equal(t, 1, pt.set.Len(), "a piece arriving after the sweep waits compactHold")
+	h.clock.Advance(time.Millisecond)
+	h.settle()
+	assert.Equal(t, 3, pt.packedSpans)
+	h.conservation()
+}
+
+// TestNoAgingUnderAShortDecisionWait: with decision_wait no longer than compactHold a
+// trace waiting for its root is decided before it could age: it is never queued, packed
+// or compacted.
+func TestNoAgingUnderAShortDecisionWait(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	cfg.DecisionWait = compactHold
+	h := newHarness(t, cfg, nil, withSynchronous())
+	h.consume(withoutRoot(cleanTrace(traceID(1), "lookup")))
+	sh := h.p.shards[0]
+	assert.Zero(t, sh.aging.Len(), "not queued")
+	n, shared := internedShare(sh, sh.traces[traceID(1)])
+	require.Positive(t, n)
+	assert.Zero(t, shared, "held as it came")
+	h.clock.Advance(compactHold)
+	h.settle()
+	assert.NotContains(t, sh.traces, traceID(1), "decided at decision_wait")
+	h.conservation()
 }

@@ -65,6 +65,11 @@ func (s *shard) relievePressure(now time.Time) {
 		if pt.errorSeen || tr != nil && !tr.Signals.Clean() {
 			pt.flagged = true
 			s.flagged.Push(pt)
+			// Set aside, it waits for its deadline to be read: what examine decoded is
+			// compacted, as aging would have (a trace still queued is compacted there).
+			if pt.rootAt.IsZero() && !pt.aging || !pt.rootAt.IsZero() && s.longGrace() {
+				s.compact(pt)
+			}
 			continue
 		}
 		s.decideWith(pt, now, q, tr, causeMemoryPressure)

@@ -1,7 +1,6 @@
 package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
 
 import (
-	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -16,11 +15,14 @@ import (
 // and most will be dropped unread:
 //   - a trace settled clean on its root's arrival (settle), held for root_grace only in
 //     case a straggler voids that verdict, when root_grace is compactHold or more;
-//   - the spans of a trace still waiting for its root compactHold after they arrived
-//     (age). Later pieces are held as they come until they age in turn, and are appended.
+//   - the spans of a trace still waiting for its root compactHold after a piece of it
+//     arrived (age). Pieces that arrived meanwhile are packed with it; one arriving after
+//     waits compactHold in turn, and is appended. Spans packed before an error span
+//     arrived stay packed; the spans of a trace showing one are compacted instead.
 //
 // Packed spans are decoded again only when they must be read: the trace's root arrives
-// (settle triages the whole trace), its decision analyses it, or sampling keeps it.
+// (settle triages the whole trace), memory pressure or its decision examines it, or
+// sampling keeps it.
 // Dropped, as most are, their bytes are simply let go. Encoding costs about what the
 // collections it spares cost over a few seconds, so nothing is packed that is decided
 // sooner than compactHold: under the default 2s root_grace a trace that arrives whole is
@@ -79,7 +81,9 @@ func (s *shard) pack(pt *pendingTrace) {
 	if pt.packed == nil {
 		pt.packed = b
 	} else {
-		pt.packed = slices.Concat(pt.packed, b)
+		// Appended with room to grow (no pointers in it to scan): a trace that gets a piece
+		// every few seconds for an hour is not copied whole at each.
+		pt.packed = append(pt.packed, b...)
 	}
 	pt.packedSpans += pt.set.Len()
 	pt.set, pt.arrivals, pt.compacted = spanSet{}, nil, 0

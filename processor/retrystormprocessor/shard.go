@@ -249,7 +249,7 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	s.bytes += size
 	switch {
 	case pt.rootAt.IsZero():
-		if !pt.aging {
+		if !pt.aging && s.cfg.decisionWait > compactHold {
 			pt.aging = true
 			s.aging.Push(agingTrace{pt: pt, at: now})
 		}
