@@ -136,10 +136,10 @@ func internedShare(sh *shard, pt *pendingTrace) (n, shared int) {
 	return n, shared
 }
 
-// TestPressureDecodesAPackedWaitingTraceToJudgeIt: memory pressure examines a packed
-// trace still waiting for its root from every span: a storm is set aside and kept whole at
-// its deadline, clean ones are dropped with every packed span counted.
-func TestPressureDecodesAPackedWaitingTraceToJudgeIt(t *testing.T) {
+// pressuredStorm starts a harness whose buffer holds a retried call waiting for its root
+// (traceID(1)) and three clean waiting traces at most, and lets the storm wait until it is
+// packed; the traces that follow press on the buffer.
+func pressuredStorm(t *testing.T) (*harness, *Config, pcommon.TraceID) {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	retry := pieceSize(withoutRoot(retryTrace(traceID(0))))
@@ -151,12 +151,20 @@ func TestPressureDecodesAPackedWaitingTraceToJudgeIt(t *testing.T) {
 	h.consume(withoutRoot(cleanTrace(traceID(2), "lookup", "fetch")))
 	h.clock.Advance(compactHold)
 	h.settle()
-	sh := h.p.shards[0]
-	require.NotNil(t, sh.traces[storm].packed, "packed as it aged")
-	require.NotNil(t, sh.traces[traceID(2)].packed)
+	require.NotNil(t, h.p.shards[0].traces[storm].packed, "packed as it aged")
+	require.NotNil(t, h.p.shards[0].traces[traceID(2)].packed)
 	for i := range 10 {
 		h.consume(withoutRoot(cleanTrace(traceID(uint64(100+i)), "lookup", "fetch")))
 	}
+	return h, cfg, storm
+}
+
+// TestPressureDecodesAPackedWaitingTraceToJudgeIt: memory pressure examines a packed
+// trace still waiting for its root from every span: a storm is set aside and kept whole at
+// its deadline, clean ones are dropped with every packed span counted.
+func TestPressureDecodesAPackedWaitingTraceToJudgeIt(t *testing.T) {
+	h, cfg, storm := pressuredStorm(t)
+	sh := h.p.shards[0]
 	pt := sh.traces[storm]
 	require.NotNil(t, pt, "the storm waits while clean ones are shed")
 	assert.True(t, pt.flagged, "examined from its packed spans, and set aside")
@@ -174,26 +182,11 @@ func TestPressureDecodesAPackedWaitingTraceToJudgeIt(t *testing.T) {
 	h.conservation()
 }
 
-// TestASetAsideTraceDecodedByPressureIsCompacted: the README's Memory paragraph says a
-// trace waiting for its root that memory pressure set aside has its attributes compacted.
-// One set aside after it was packed is decoded by the examination and, with no later piece
-// to requeue it for aging, stays decoded as it came.
+// TestASetAsideTraceDecodedByPressureIsCompacted: a packed waiting trace that memory
+// pressure decodes and sets aside waits for its deadline compacted, as aging would have
+// left it, not decoded as it came.
 func TestASetAsideTraceDecodedByPressureIsCompacted(t *testing.T) {
-	cfg := testConfig()
-	cfg.NumShards = 1
-	retry := pieceSize(withoutRoot(retryTrace(traceID(0))))
-	clean := pieceSize(withoutRoot(cleanTrace(traceID(0), "lookup", "fetch")))
-	cfg.MaxBufferedBytes = retry + 3*clean
-	h := newHarness(t, cfg, nil, withSynchronous())
-	storm := traceID(1)
-	h.consume(withoutRoot(retryTrace(storm)))
-	h.clock.Advance(compactHold)
-	h.settle()
-	for i := range 10 {
-		h.consume(withoutRoot(cleanTrace(traceID(uint64(100+i)), "lookup", "fetch")))
-	}
-	h.clock.Advance(compactHold)
-	h.settle()
+	h, _, storm := pressuredStorm(t)
 	sh := h.p.shards[0]
 	pt := sh.traces[storm]
 	require.True(t, pt.flagged)

@@ -124,14 +124,7 @@ func checkCompaction(t *testing.T, grace time.Duration, rootedCompacted bool) {
 		t.Helper()
 		pt, ok := sh.traces[id]
 		require.True(t, ok, "the trace is buffered")
-		for _, s := range pt.set.All() {
-			for k := range s.Attributes().All() {
-				n++
-				if in, ok := sh.keys.keys[k]; ok && unsafe.StringData(in) == unsafe.StringData(k) {
-					shared++
-				}
-			}
-		}
+		n, shared = internedShare(sh, pt)
 		require.Positive(t, n)
 		return n, shared
 	}
