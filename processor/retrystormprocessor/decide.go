@@ -66,8 +66,8 @@ func (s *shard) relievePressure(now time.Time) {
 			pt.flagged = true
 			s.flagged.Push(pt)
 			// Set aside, it waits for its deadline to be read: what examine decoded is
-			// compacted, as aging would have (a trace still queued is compacted there).
-			if pt.rootAt.IsZero() && !pt.aging || !pt.rootAt.IsZero() && s.longGrace() {
+			// compacted, as aging would have.
+			if s.waitsLong(pt, now) {
 				s.compact(pt)
 			}
 			continue

@@ -35,8 +35,9 @@ type agingTrace struct {
 }
 
 // age makes compact the traces still waiting for their root compactHold after a piece of
-// them arrived: packed, or, for a trace that shows an error span or that memory pressure
-// set aside (it will be analysed and most likely kept), its attributes compacted.
+// them arrived, unless their decision is less than compactHold away: packed, or, for a
+// trace that shows an error span or that memory pressure set aside (it will be analysed
+// and most likely kept), its attributes compacted.
 func (s *shard) age(now time.Time) {
 	for {
 		e, ok := s.aging.Front()
@@ -47,7 +48,7 @@ func (s *shard) age(now time.Time) {
 		pt := e.pt
 		pt.aging = false
 		switch {
-		case pt.decided || !pt.rootAt.IsZero():
+		case pt.decided || !pt.rootAt.IsZero() || !s.waitsLong(pt, now):
 		case pt.errorSeen || pt.flagged:
 			s.compact(pt)
 		default:

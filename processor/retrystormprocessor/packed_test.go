@@ -259,3 +259,41 @@ func TestAPackedTraceThatCannotBeDecodedIsCounted(t *testing.T) {
 	assert.EqualValues(t, 5, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
 	h.conservation()
 }
+
+// TestNothingIsPackedThatIsDecidedSoon: spans are made compact only when their trace will
+// wait compactHold or more: a root arriving when decision_wait is nearly over, or a piece
+// aging then, leaves the trace as it is, while the same arrivals earlier are packed.
+func TestNothingIsPackedThatIsDecidedSoon(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		late   time.Duration // after the first piece
+		packed bool
+	}{
+		{"with time to wait", 20 * time.Second, true},
+		{"moments before decision_wait", 26 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := longGraceConfig() // root_grace 10s, decision_wait 30s
+			id := traceID(1)
+			// The root arrives late: settled, packed only with compactHold left.
+			h := newHarness(t, cfg, nil)
+			h.consume(withoutRoot(chargeCardTrace(id, false)))
+			h.advance(tc.late)
+			h.consume(rootOf(id))
+			pt := heldTrace(h, id)
+			require.NotNil(t, pt.settled)
+			assert.Equal(t, tc.packed, pt.packed != nil, "settled trace packed")
+			h.conservation()
+
+			// A piece arrives late and ages: packed only with compactHold left.
+			g := newHarness(t, cfg, nil)
+			g.consume(withoutRoot(chargeCardTrace(id, false)))
+			g.advance(tc.late - compactHold)
+			g.consume(lateAttempt(id, "charge_card", "call-2", 900))
+			g.advance(compactHold) // the first piece aged long ago; the second ages now
+			pt = heldTrace(g, id)
+			assert.Equal(t, tc.packed, pt.set.Len() == 0, "the late piece packed")
+			g.conservation()
+		})
+	}
+}

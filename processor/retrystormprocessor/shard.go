@@ -253,7 +253,7 @@ func (s *shard) ingest(pc piece, now time.Time) {
 			pt.aging = true
 			s.aging.Push(agingTrace{pt: pt, at: now})
 		}
-	case s.longGrace():
+	case s.waitsLong(pt, now):
 		s.compact(pt)
 	}
 }
@@ -282,7 +282,7 @@ func (s *shard) settle(pt *pendingTrace, root ptrace.Span) {
 		pt.unproven = true
 	}
 	s.analyzer.Recycle(q)
-	if pt.settled != nil && s.longGrace() {
+	if pt.settled != nil && s.waitsLong(pt, pt.rootAt) {
 		s.pack(pt)
 	}
 }
@@ -307,10 +307,23 @@ func (s *shard) note(notes []grouping.Arrival, set *spanSet) (_ []grouping.Arriv
 // only in memory held a while.
 const compactHold = 5 * time.Second
 
-// longGrace reports whether a trace whose root has arrived may be held compactHold or
-// longer. (With the defaults it is decided 2s later, and held as it came.)
-func (s *shard) longGrace() bool {
-	return min(s.cfg.rootGrace, s.cfg.decisionWait) >= compactHold
+// waitsLong reports whether pt will wait compactHold or longer from now until its
+// deadline: decision_wait after its first span or, once its root has arrived, root_grace
+// after that if sooner. (With the defaults a trace is decided 2s after its root, and held
+// as it came.)
+func (s *shard) waitsLong(pt *pendingTrace, now time.Time) bool {
+	deadline := pt.first.Add(s.cfg.decisionWait)
+	if !pt.rootAt.IsZero() {
+		deadline = minTime(deadline, pt.rootAt.Add(s.cfg.rootGrace))
+	}
+	return deadline.Sub(now) >= compactHold
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // compact compacts the attributes of the spans of pt's set not compacted yet (keyTable).
