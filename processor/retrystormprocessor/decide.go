@@ -177,7 +177,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		}
 	}
 	if tr == nil {
-		s.unpack(pt) // a settled trace sampling keeps
+		s.unpack(pt) // a settled trace sampling keeps, or an error trace packed before its error
 		if q == nil {
 			// An error span (no triage), or a settled trace sampling keeps: the tree all the same.
 			q = s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)

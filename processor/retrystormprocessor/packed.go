@@ -14,7 +14,8 @@ import (
 // marks nor scans, in about two thirds of the heap. Spans are packed where they will wait
 // and most will be dropped unread:
 //   - a trace settled clean on its root's arrival (settle), held for root_grace only in
-//     case a straggler voids that verdict, when root_grace is compactHold or more;
+//     case a straggler voids that verdict, when it will wait compactHold or more
+//     (waitsLong);
 //   - the spans of a trace still waiting for its root compactHold after a piece of it
 //     arrived (age). Pieces that arrived meanwhile are packed with it; one arriving after
 //     waits compactHold in turn, and is appended. Spans packed before an error span
@@ -22,11 +23,10 @@ import (
 //
 // Packed spans are decoded again only when they must be read: the trace's root arrives
 // (settle triages the whole trace), memory pressure or its decision examines it, or
-// sampling keeps it.
-// Dropped, as most are, their bytes are simply let go. Encoding costs about what the
-// collections it spares cost over a few seconds, so nothing is packed that is decided
-// sooner than compactHold: under the default 2s root_grace a trace that arrives whole is
-// held as it came.
+// sampling keeps it. Dropped, as most are, their bytes are simply let go. Encoding costs
+// about what the collections it spares cost over a few seconds, so nothing is packed that
+// is decided sooner than compactHold: under the default 2s root_grace a trace that arrives
+// whole is held as it came.
 
 // agingTrace is an entry of the aging queue: a trace without a root that received spans at.
 type agingTrace struct {

@@ -312,18 +312,11 @@ const compactHold = 5 * time.Second
 // after that if sooner. (With the defaults a trace is decided 2s after its root, and held
 // as it came.)
 func (s *shard) waitsLong(pt *pendingTrace, now time.Time) bool {
-	deadline := pt.first.Add(s.cfg.decisionWait)
+	wait := pt.first.Add(s.cfg.decisionWait).Sub(now)
 	if !pt.rootAt.IsZero() {
-		deadline = minTime(deadline, pt.rootAt.Add(s.cfg.rootGrace))
+		wait = min(wait, pt.rootAt.Add(s.cfg.rootGrace).Sub(now))
 	}
-	return deadline.Sub(now) >= compactHold
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
+	return wait >= compactHold
 }
 
 // compact compacts the attributes of the spans of pt's set not compacted yet (keyTable).
