@@ -36,6 +36,8 @@ type Config struct {
 	Status StatusConfig `mapstructure:"status"`
 	// Hashing configures payload hashing and redaction.
 	Hashing HashingConfig `mapstructure:"hashing"`
+	// Redaction says where else in a kept trace tool payloads are removed.
+	Redaction RedactionConfig `mapstructure:"redaction"`
 	// Divergence configures the divergence findings.
 	Divergence DivergenceConfig `mapstructure:"divergence"`
 	// Completeness configures the incomplete_record finding.
@@ -181,7 +183,7 @@ func (cfg *Config) Validate() error {
 		errs = errors.Join(errs, errors.New("decision_cache.dropped_traces must not be negative"))
 	}
 	return errors.Join(errs, cfg.Sampling.validate(), cfg.Attributes.validate(), cfg.Recognition.validate(),
-		cfg.Hashing.validate(), cfg.Divergence.validate(), cfg.Completeness.validate())
+		cfg.Hashing.validate(), cfg.Redaction.validate(), cfg.Divergence.validate(), cfg.Completeness.validate())
 }
 
 func validPercent(key string, pct float64) error {

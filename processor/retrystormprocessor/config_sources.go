@@ -196,11 +196,6 @@ func (cfg *Config) analysisConfig(key []byte) analysis.Config {
 	return ac
 }
 
-// redactKeys are the raw payload attributes redaction deletes.
-func (cfg *Config) redactKeys() []string {
-	return toolspan.RawKeys(cfg.Attributes.Arguments, cfg.Attributes.Result, cfg.Attributes.IdempotencyKey)
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }

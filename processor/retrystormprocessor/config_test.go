@@ -89,6 +89,11 @@ func TestLoadConfig(t *testing.T) {
 			"divergence.stale_cache.remembered_results must not be negative",
 			"divergence.stale_cache.min_age must not be negative",
 		}},
+		{name: "bad_redaction", wantErr: []string{
+			"redaction.min_value_length must be at least 4",
+			`redaction.message_attributes[0] must name an attribute, got ""`,
+			`redaction.message_attributes[1] must name an attribute, got "*"`,
+		}},
 		{name: "unknown_key", wantErr: []string{"clean_pct"}},
 	}
 	for _, tt := range tests {
@@ -137,6 +142,11 @@ func checkFullConfig(t *testing.T, cfg *Config) {
 	assert.Equal(t, HashingConfig{KeyEnv: "RETRYSTORM_HASH_KEY"}, cfg.Hashing)
 	assert.Equal(t, StaleCacheConfig{MaxDurationRatio: 0.2, MaxDuration: 20 * time.Millisecond, RememberedResults: 500, MinAge: 30 * time.Second}, cfg.Divergence.StaleCache)
 	assert.Equal(t, []string{"run_id", "call_id", "attempt", "tool_name", "args_hash", "status"}, cfg.Completeness.Required)
+	assert.Equal(t, RedactionConfig{
+		MessageAttributes: []string{"my.messages", "app.*.prompt"}, FlattenedMessages: []string{"my.flat"},
+		MessageEvents: []string{"my.message"}, DeleteAttributes: []string{"gen_ai.input.messages", "llm.input_messages.*"},
+		KeepPromptText: false, MinValueLength: 12,
+	}, cfg.Redaction)
 
 	ac := cfg.analysisConfig([]byte("k"))
 	assert.Equal(t, 3, ac.StormThreshold)

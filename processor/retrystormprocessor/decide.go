@@ -3,6 +3,8 @@ package retrystormprocessor // import "github.com/retrystorm/retrystorm/processo
 import (
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
@@ -196,12 +198,16 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		return
 	}
 	s.tel.decided(d, cause, now.Sub(pt.first))
-	st := annotate.Apply(tr, annotate.Options{Reason: d.Reason, Redact: s.cfg.redact, RedactKeys: s.cfg.redactKeys})
+	st := annotate.Apply(tr, annotate.Options{Reason: d.Reason, Redact: s.cfg.redact})
 	s.tel.remapped(st.Remapped)
+	kd := keptDecision{stamp: d.Stamp, threshold: d.Threshold}
+	if s.cfg.redact {
+		kd.payloads = s.redactKept(tr, &pt.set)
+	}
 	if d.Stamp {
 		stampSpans(&pt.set, d.Threshold)
 	}
-	if s.cache.Keep(pt.id, keptDecision{stamp: d.Stamp, threshold: d.Threshold}) {
+	if s.cache.Keep(pt.id, kd) {
 		s.tel.cacheEvicted(decisionKept)
 	}
 	s.enqueue(&pt.set)
@@ -238,12 +244,20 @@ func rootTraceState(t *grouping.Tree) string {
 }
 
 // lateKept forwards spans of a trace already kept. They are not analysed as a trace (a
-// fragment would give wrong call counts): an isError attempt among them is remapped, raw
-// payloads are redacted and the sampling threshold stamped, nothing else.
-func (s *shard) lateKept(set *spanSet, spans int64, kd keptDecision) {
+// fragment would give wrong call counts): an isError attempt among them is remapped, the
+// payloads the trace and these spans carry are redacted and the sampling threshold
+// stamped, nothing else.
+func (s *shard) lateKept(id pcommon.TraceID, set *spanSet, spans int64, kd keptDecision) {
 	s.tel.lateSpans(decisionKept, spans)
-	st := annotate.LateSpans(set.All(), s.recognizer, annotate.Options{Redact: s.cfg.redact, RedactKeys: s.cfg.redactKeys})
+	st := annotate.LateSpans(set.All(), s.recognizer, annotate.Options{Redact: s.cfg.redact})
 	s.tel.remapped(st.Remapped)
+	if s.cfg.redact {
+		if vals := s.redactLate(set, kd.payloads); vals != kd.payloads {
+			// Tool spans among the late ones brought payloads: later spans are scrubbed of them too.
+			kd.payloads = vals
+			s.cache.Keep(id, kd)
+		}
+	}
 	if kd.stamp {
 		stampSpans(set, kd.threshold)
 	}

@@ -53,6 +53,7 @@ func createDefaultConfig() component.Config {
 		Recognition: defaultRecognition(),
 		Status:      StatusConfig{OverrideOK: true},
 		Hashing:     HashingConfig{RedactPayloads: true},
+		Redaction:   defaultRedaction(),
 		Divergence: DivergenceConfig{
 			CaveatAttribute:      fd.CaveatAttribute,
 			CitedAssetsAttribute: fd.CitedAssetsAttribute,

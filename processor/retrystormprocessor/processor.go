@@ -18,6 +18,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
@@ -131,16 +132,17 @@ func (p *retryStormProcessor) newShards(ac analysis.Config, mem findings.ResultM
 		rootGrace:    p.cfg.RootGrace,
 		maxBytes:     max(p.cfg.MaxBufferedBytes/int64(n), 1),
 		redact:       p.cfg.Hashing.RedactPayloads,
-		redactKeys:   p.cfg.redactKeys(),
 		keptCache:    ceilDiv(p.cfg.DecisionCache.KeptTraces, n),
 		droppedCache: ceilDiv(p.cfg.DecisionCache.DroppedTraces, n),
 	}
+	rc := p.cfg.redactConfig()
 	shards := make([]*shard, n)
 	for i := range shards {
 		shards[i] = &shard{
 			cfg: sc, now: p.opts.now, ctx: p.ctx, next: p.next, tel: p.tel, logger: p.logger,
 			analyzer:   analysis.New(ac, mem),
 			recognizer: toolspan.NewExtractor(ac.Recognition, ac.Key, ac.OverrideOK),
+			redactor:   redact.New(rc, ac.Key),
 			room:       p.room,
 			policy:     p.policy,
 		}

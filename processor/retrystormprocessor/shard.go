@@ -17,6 +17,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -58,6 +59,9 @@ type pendingTrace struct {
 type keptDecision struct {
 	stamp     bool
 	threshold sampling.Threshold
+	// payloads are the fingerprints of the trace's tool payload values, for scrubbing
+	// copies in late spans (nil: none, or redaction off).
+	payloads *redact.Values
 }
 
 // shardInput is one message to a shard: pieces to ingest with the time ConsumeTraces received
@@ -74,7 +78,6 @@ type shardConfig struct {
 	rootGrace    time.Duration
 	maxBytes     int64
 	redact       bool
-	redactKeys   []string
 	keptCache    int
 	droppedCache int
 }
@@ -91,6 +94,7 @@ type shard struct {
 	logger     *zap.Logger
 	analyzer   *analysis.Analyzer
 	recognizer *toolspan.Extractor
+	redactor   *redact.Redactor
 	policy     *decision.Policy
 	sizer      ptrace.ProtoMarshaler
 	unpacker   ptrace.ProtoUnmarshaler
@@ -203,7 +207,7 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	spans := int64(pc.set.Len())
 	s.tel.received(spans)
 	if kd, ok := s.cache.Kept(pc.id); ok {
-		s.lateKept(&pc.set, spans, kd)
+		s.lateKept(pc.id, &pc.set, spans, kd)
 		return
 	}
 	if s.cache.Dropped(pc.id) {

@@ -134,3 +134,17 @@ func (w *spanWriter) move(o *origin, span ptrace.Span) {
 	}
 	span.MoveTo(w.dst.AppendEmpty())
 }
+
+// ptraceResourceCopy is a private copy of a resource origin's resource, to change.
+func ptraceResourceCopy(r *resourceOrigin) ptrace.ResourceSpans {
+	c := ptrace.NewResourceSpans()
+	r.rs.CopyTo(c)
+	return c
+}
+
+// ptraceScopeCopy is a private copy of an origin's scope, to change.
+func ptraceScopeCopy(o *origin) ptrace.ScopeSpans {
+	c := ptrace.NewScopeSpans()
+	o.ss.CopyTo(c)
+	return c
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 )
 
 // Attribute values of the processor's metrics.
@@ -34,6 +35,15 @@ const (
 	dropShutdown          = "shutdown"
 	dropUnpackError       = "unpack_error"
 
+	// where a payload was redacted
+	redactedToolSpan       = "tool_span"
+	redactedIdempotencyKey = "idempotency_key"
+	redactedMessage        = "message"
+	redactedEvent          = "event"
+	redactedScrubbed       = "scrubbed"
+	redactedUnparseable    = "unparseable"
+	redactedConfigured     = "configured"
+
 	// maxToolNames bounds the tool attribute; later names count as toolOther.
 	maxToolNames = 100
 	toolOther    = "_other"
@@ -51,6 +61,7 @@ type telemetry struct {
 	evicted  map[string]metric.AddOption
 	early    map[string]metric.AddOption
 	dropped  map[string]metric.AddOption
+	where    map[string]metric.AddOption
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
@@ -66,6 +77,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		evicted:  attrOptions("decision", decisionKept, decisionDropped),
 		early:    attrOptions("cause", causeMemoryPressure, causeShutdown),
 		dropped:  attrOptions("cause", dropSampledOut, dropLate, dropNextConsumerError, dropShutdown, dropUnpackError),
+		where:    attrOptions("where", redactedWhere...),
 	}
 	for _, d := range []string{decisionKept, decisionDropped} {
 		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
@@ -110,6 +122,21 @@ func (t *telemetry) droppedSpans(cause string, n int64) {
 
 func (t *telemetry) lateSpans(decision string, n int64) {
 	t.add(t.b.ProcessorRetryStormLateSpans, n, t.late[decision])
+}
+
+var redactedWhere = []string{redactedToolSpan, redactedIdempotencyKey, redactedMessage, redactedEvent,
+	redactedScrubbed, redactedUnparseable, redactedConfigured}
+
+// redacted counts what redaction removed from one kept trace (or its late spans).
+func (t *telemetry) redacted(st redact.Stats) {
+	c := t.b.ProcessorRetryStormRedactions
+	t.add(c, int64(st.ToolSpan), t.where[redactedToolSpan])
+	t.add(c, int64(st.IdempotencyKey), t.where[redactedIdempotencyKey])
+	t.add(c, int64(st.Message), t.where[redactedMessage])
+	t.add(c, int64(st.Event), t.where[redactedEvent])
+	t.add(c, int64(st.Scrubbed), t.where[redactedScrubbed])
+	t.add(c, int64(st.Unparseable), t.where[redactedUnparseable])
+	t.add(c, int64(st.Configured), t.where[redactedConfigured])
 }
 
 func (t *telemetry) remapped(n int) { t.add(t.b.ProcessorRetryStormStatusRemapped, int64(n), nil) }

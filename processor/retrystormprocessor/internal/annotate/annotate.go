@@ -1,6 +1,6 @@
 // Package annotate applies an analysis to the spans of a kept trace: the isError status
-// remap, payload redaction, the retrystorm.* attributes, finding events, and the call
-// summary on each call's last attempt.
+// remap, the retrystorm.* attributes, finding events, and the call summary on each call's
+// last attempt.
 package annotate // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
 
 import (
@@ -19,16 +19,14 @@ import (
 type Options struct {
 	// Reason is the sampling reason written on the root span.
 	Reason string
-	// Redact deletes raw argument, result and idempotency-key attributes from tool spans.
+	// Redact says payloads are redacted (package redact does it): a remapped status then
+	// does not quote the result.
 	Redact bool
-	// RedactKeys are the attribute keys redaction deletes (toolspan.RawKeys of the sources).
-	RedactKeys []string
 }
 
 // Stats counts what Apply changed.
 type Stats struct {
 	Remapped int
-	Redacted int
 }
 
 // redactedDescription replaces the result text in a remapped status when payloads are
@@ -49,16 +47,6 @@ func Apply(tr *analysis.Trace, opts Options) Stats {
 		ev.Attributes().PutStr(stormrecord.FindingDetail, f.Detail)
 		if f.CallKey != "" {
 			ev.Attributes().PutStr(stormrecord.FindingCallKey, f.CallKey)
-		}
-	}
-	if opts.Redact {
-		for _, n := range tr.ToolSpans {
-			attrs := tr.Tree.Nodes[n].Span.Attributes()
-			for _, k := range opts.RedactKeys {
-				if attrs.Remove(k) {
-					st.Redacted++
-				}
-			}
 		}
 	}
 	annotateRoots(tr, opts.Reason)

@@ -11,8 +11,8 @@ import (
 )
 
 // LateSpans applies what does not need the whole trace to spans that arrive after their
-// kept trace was decided: the isError status remap and redaction of tool spans. Grouping,
-// classes and findings need the trace and are not recomputed.
+// kept trace was decided: the isError status remap. Grouping, classes and findings need
+// the trace and are not recomputed.
 func LateSpans(spans iter.Seq2[pcommon.Resource, ptrace.Span], x *toolspan.Extractor, opts Options) Stats {
 	var st Stats
 	for res, span := range spans {
@@ -23,13 +23,6 @@ func LateSpans(spans iter.Seq2[pcommon.Resource, ptrace.Span], x *toolspan.Extra
 		if a.Remap != nil {
 			remap(&a, opts.Redact)
 			st.Remapped++
-		}
-		if opts.Redact {
-			for _, k := range opts.RedactKeys {
-				if span.Attributes().Remove(k) {
-					st.Redacted++
-				}
-			}
 		}
 	}
 	return st

@@ -31,6 +31,7 @@ const (
 	MetricBufferedSpans      = prefix + "buffered_spans"
 	MetricDecisionLatency    = prefix + "decision_latency"
 	MetricCacheEvictions     = prefix + "decision_cache_evictions"
+	MetricRedactions         = prefix + "redactions"
 	stabilityNote            = " [Alpha]"
 )
 
@@ -63,6 +64,7 @@ type TelemetryBuilder struct {
 	ProcessorRetryStormLateSpans          metric.Int64Counter
 	ProcessorRetryStormEarlyDecisions     metric.Int64Counter
 	ProcessorRetryStormCacheEvictions     metric.Int64Counter
+	ProcessorRetryStormRedactions         metric.Int64Counter
 	ProcessorRetryStormBufferedBytes      metric.Int64ObservableGauge
 	ProcessorRetryStormBufferedTraces     metric.Int64ObservableGauge
 	ProcessorRetryStormBufferedSpans      metric.Int64ObservableGauge
@@ -117,6 +119,7 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 		{&b.ProcessorRetryStormTraces, MetricTraces, "{trace}", "Traces decided, by decision (kept, dropped) and reason."},
 		{&b.ProcessorRetryStormLateSpans, MetricLateSpans, "{span}", "Spans that arrived after their trace's decision, by decision."},
 		{&b.ProcessorRetryStormEarlyDecisions, MetricEarlyDecisions, "{trace}", "Traces decided before their deadline, by cause (memory_pressure, shutdown)."},
+		{&b.ProcessorRetryStormRedactions, MetricRedactions, "{value}", "Tool payloads removed from kept spans, by where (tool_span, idempotency_key, message, event, scrubbed, unparseable, configured)."},
 		{&b.ProcessorRetryStormCacheEvictions, MetricCacheEvictions, "{trace}", "Trace decisions forgotten to make room in the decision cache, by decision (kept, dropped); a later span of such a trace starts it over."},
 	}
 }

@@ -3,6 +3,7 @@ package toolspan
 import (
 	"strings"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -46,6 +47,25 @@ func (r *recognizer) mayBeRuleKey(k string) bool {
 	return r.long
 }
 
+// valueMatches reports whether an attribute value matches a rule's value: any value when
+// the rule has none, else the value's text with surrounding white space ignored, in any
+// case ("TOOL", "tool " and "Tool" match TOOL): instrumentations and hand-written spans
+// differ in both, and a tool span missed is a tool span whose payload is not redacted.
+func valueMatches(v pcommon.Value, want string) bool {
+	if want == "" {
+		return true
+	}
+	if v.Type() == pcommon.ValueTypeStr {
+		return strings.EqualFold(strings.TrimSpace(v.Str()), want)
+	}
+	return strings.EqualFold(v.AsString(), want)
+}
+
+// hasPrefixFold is strings.HasPrefix ignoring case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
 // IsToolSpan reports whether span matches a recognition rule.
 func (x *Extractor) IsToolSpan(span ptrace.Span) bool {
 	tool, _ := x.Recognize(span, "")
@@ -57,9 +77,9 @@ func (x *Extractor) IsToolSpan(span ptrace.Span) bool {
 // pcommon.Map.Get, only the first of a repeated key counts.
 func (x *Extractor) Recognize(span ptrace.Span, also string) (tool, has bool) {
 	r := &x.recognizer
-	name := span.Name()
+	name := strings.TrimSpace(span.Name())
 	for _, rule := range r.names {
-		if rule.SpanName != "" && name == rule.SpanName || rule.SpanNamePrefix != "" && strings.HasPrefix(name, rule.SpanNamePrefix) {
+		if rule.SpanName != "" && strings.EqualFold(name, rule.SpanName) || rule.SpanNamePrefix != "" && hasPrefixFold(name, rule.SpanNamePrefix) {
 			tool = true
 			break
 		}
@@ -67,7 +87,7 @@ func (x *Extractor) Recognize(span ptrace.Span, also string) (tool, has bool) {
 	attrs := span.Attributes()
 	if !r.onePass {
 		for _, rule := range r.attrs {
-			if v, ok := attrs.Get(rule.Attribute); ok && (rule.Value == "" || v.AsString() == rule.Value) {
+			if v, ok := attrs.Get(rule.Attribute); ok && valueMatches(v, rule.Value) {
 				tool = true
 				break
 			}
@@ -100,7 +120,7 @@ func (x *Extractor) Recognize(span ptrace.Span, also string) (tool, has bool) {
 				continue
 			}
 			seen |= 1 << i
-			if rule.Value == "" || v.AsString() == rule.Value {
+			if valueMatches(v, rule.Value) {
 				tool = true
 			}
 		}

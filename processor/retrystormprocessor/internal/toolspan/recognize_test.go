@@ -17,11 +17,11 @@ func recognizeByLookups(rules []Rule, span ptrace.Span, also string) (tool, has 
 		switch {
 		case r.Attribute != "":
 			v, ok := attrs.Get(r.Attribute)
-			tool = tool || ok && (r.Value == "" || v.AsString() == r.Value)
+			tool = tool || ok && (r.Value == "" || strings.EqualFold(strings.TrimSpace(v.AsString()), r.Value))
 		case r.SpanName != "":
-			tool = tool || span.Name() == r.SpanName
+			tool = tool || strings.EqualFold(strings.TrimSpace(span.Name()), r.SpanName)
 		case r.SpanNamePrefix != "":
-			tool = tool || strings.HasPrefix(span.Name(), r.SpanNamePrefix)
+			tool = tool || strings.HasPrefix(strings.ToLower(strings.TrimSpace(span.Name())), strings.ToLower(r.SpanNamePrefix))
 		}
 	}
 	if also != "" {

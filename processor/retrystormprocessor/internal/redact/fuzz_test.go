@@ -1,0 +1,44 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// FuzzRedactMessage holds the message rewriting and scrubbing to three rules on any input:
+// it never panics; a message attribute that parses still parses afterwards (or, not
+// parsing, is deleted); and a tool argument value found verbatim in it is gone.
+func FuzzRedactMessage(f *testing.F) {
+	f.Add(`[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"x","arguments":{"card":"4111111111111111"}}]}]`, "4111111111111111")
+	f.Add(`{"messages":"[{\"role\":\"tool\",\"content\":\"4111111111111111\"}]"}`, "4111111111111111")
+	f.Add(`[{"toolUse":{"input":{"a":"secret-value-1"}}},{"toolResult":{"content":[{"text":"{\"b\":\"secret-value-1\"}"}]}}]`, "secret-value-1")
+	f.Add(`[{"type":"text","content":"say \"hi\" secret\"quoted"}]`, `secret"quoted`)
+	f.Add(`{"a":[1,2,{"b":"ééééééééé"}]}`, "ééééééééé")
+	f.Add(`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[{"arguments":"x"}]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`, "xxxxxxxxx")
+	f.Add(`{"broken": "4111111111111111`, "4111111111111111")
+	f.Fuzz(func(t *testing.T, doc, secret string) {
+		tool := ptrace.NewSpan()
+		tool.Attributes().PutEmptyMap("gen_ai.tool.call.arguments").PutStr("v", secret)
+		model := ptrace.NewSpan()
+		model.Attributes().PutStr("gen_ai.input.messages", doc)
+		model.Attributes().PutStr("other", doc)
+		redactTrace(t, testConfig(), tool, model)
+		out, kept := model.Attributes().Get("gen_ai.input.messages")
+		if gjson.Valid(doc) && (!kept || !gjson.Valid(out.Str())) {
+			t.Fatalf("valid message %q became %q (kept %v)", doc, out.Str(), kept)
+		}
+		s := strings.TrimSpace(secret)
+		if len(s) < testConfig().MinValueLength || !strings.Contains(doc, s) {
+			return
+		}
+		if kept && strings.Contains(out.Str(), s) {
+			t.Fatalf("the argument %q survived in the message: %q", s, out.Str())
+		}
+		if o, _ := model.Attributes().Get("other"); strings.Contains(o.Str(), s) {
+			t.Fatalf("the argument %q survived in an unlisted attribute: %q", s, o.Str())
+		}
+	})
+}

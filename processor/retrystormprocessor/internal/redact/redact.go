@@ -1,0 +1,438 @@
+// Package redact removes the raw payloads of a kept trace's tool attempts from every span
+// that carries them: the tool spans' own payload attributes, the copies SDKs write into
+// model and agent messages (replaced by a marker with the payload's hash), and, for shapes
+// nobody listed, every verbatim occurrence of a payload value in the trace's strings.
+package redact // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+
+import (
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
+)
+
+// Config says where payloads are copied and what else to remove.
+type Config struct {
+	// PayloadKeys are a tool span's raw payload attributes (the argument, result and
+	// idempotency-key sources): deleted from tool spans, every copy of a repeated key and
+	// flattened forms (key.a.b) too; their values are what scrubbing hunts.
+	PayloadKeys []string
+	// IdempotencyKeys are deleted from every span of the trace (HTTP sends carry the key
+	// as a request header).
+	IdempotencyKeys []string
+	// MessageAttributes hold message structures, on spans and on events (`*` matches any
+	// run of characters).
+	MessageAttributes []string
+	// FlattenedMessages are prefixes of messages flattened into one attribute per field:
+	// prefix.N.role, prefix.N.content, prefix.N.tool_calls.M.arguments, ….
+	FlattenedMessages []string
+	// MessageEvents are events whose attributes are one message (role, content,
+	// tool_calls, message).
+	MessageEvents []string
+	// DeleteAttributes are deleted from every span, event and link (`*` globs).
+	DeleteAttributes []string
+	// KeepPromptText keeps the text users, systems and models wrote in messages; false
+	// replaces it with Scrubbed too.
+	KeepPromptText bool
+	// MinValueLength is the shortest payload value scrubbing hunts.
+	MinValueLength int
+}
+
+// Stats counts what was redacted, by where.
+type Stats struct {
+	// ToolSpan: payload attributes deleted from tool spans.
+	ToolSpan int
+	// IdempotencyKey: idempotency-key attributes deleted from other spans.
+	IdempotencyKey int
+	// Message: payloads (and, with KeepPromptText off, texts) replaced in message
+	// attributes of spans.
+	Message int
+	// Event: the same in span events.
+	Event int
+	// Scrubbed: payload values replaced inside other strings.
+	Scrubbed int
+	// Unparseable: message attributes deleted whole because they did not parse.
+	Unparseable int
+	// Configured: attributes deleted by DeleteAttributes.
+	Configured int
+}
+
+// Add adds o to s.
+func (s *Stats) Add(o Stats) {
+	s.ToolSpan += o.ToolSpan
+	s.IdempotencyKey += o.IdempotencyKey
+	s.Message += o.Message
+	s.Event += o.Event
+	s.Scrubbed += o.Scrubbed
+	s.Unparseable += o.Unparseable
+	s.Configured += o.Configured
+}
+
+// Redactor redacts the spans of one trace at a time. It holds a hasher and scratch space
+// and is not safe for concurrent use: make one per goroutine.
+type Redactor struct {
+	payloadKeys []string
+	idemKeys    matcher
+	messages    matcher
+	flattened   []string
+	events      map[string]bool
+	deletes     matcher
+	minLen      int
+	rw          rewriter
+	col         collector
+}
+
+// New compiles cfg; key is the HMAC key of the markers' hashes (empty: SHA-256).
+func New(cfg Config, key []byte) *Redactor {
+	minLen := max(cfg.MinValueLength, 1)
+	return &Redactor{
+		payloadKeys: cfg.PayloadKeys,
+		idemKeys:    newMatcher(cfg.IdempotencyKeys),
+		messages:    newMatcher(cfg.MessageAttributes),
+		flattened:   cfg.FlattenedMessages,
+		events:      set(cfg.MessageEvents...),
+		deletes:     newMatcher(cfg.DeleteAttributes),
+		minLen:      minLen,
+		rw:          rewriter{hasher: payload.NewHasher(key), keepText: cfg.KeepPromptText},
+	}
+}
+
+// Values gathers the payload values of tool spans; call Add for each, then Done.
+func (r *Redactor) Values() ValueBuilder {
+	r.col.reset(r.minLen)
+	return ValueBuilder{r: r}
+}
+
+// ValueBuilder gathers the payload values of one trace's tool spans.
+type ValueBuilder struct{ r *Redactor }
+
+// Add gathers the payload values a tool span carries: its payload attributes, and the
+// content of its message events (Strands records a tool's arguments and result only there).
+func (b ValueBuilder) Add(span ptrace.Span) {
+	r := b.r
+	for k, v := range span.Attributes().All() {
+		if r.isPayloadKey(k) {
+			r.col.addValue(v, 0)
+		}
+	}
+	for _, ev := range span.Events().All() {
+		if !r.events[ev.Name()] {
+			continue
+		}
+		for k, v := range ev.Attributes().All() {
+			if eventPayloadMembers[k] {
+				r.col.addValue(v, 0)
+			}
+		}
+	}
+}
+
+// eventPayloadMembers are the attributes of a message event that hold a message's content.
+var eventPayloadMembers = set("content", "message", "text", "tool_calls", "gen_ai.input.messages", "gen_ai.output.messages",
+	"gen_ai.prompt", "gen_ai.completion")
+
+// Done returns the values gathered, nil when there are none; they share nothing with the
+// Redactor.
+func (b ValueBuilder) Done() *Values {
+	if len(b.r.col.prints) == 0 {
+		return nil
+	}
+	v := &Values{}
+	b.r.col.build(v)
+	return v
+}
+
+// isPayloadKey reports whether k is a payload attribute or a flattened form of one.
+func (r *Redactor) isPayloadKey(k string) bool {
+	for _, p := range r.payloadKeys {
+		if k == p || len(k) > len(p) && k[len(p)] == '.' && strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolSpan deletes a tool span's payload attributes (every copy of a repeated key, and
+// flattened forms) and replaces the content of its message events, which is its own
+// payload, by a marker with its hash.
+func (r *Redactor) ToolSpan(span ptrace.Span, st *Stats) {
+	span.Attributes().RemoveIf(func(k string, _ pcommon.Value) bool {
+		if r.isPayloadKey(k) {
+			st.ToolSpan++
+			return true
+		}
+		return false
+	})
+	for _, ev := range span.Events().All() {
+		if !r.events[ev.Name()] {
+			continue
+		}
+		for k, v := range ev.Attributes().All() {
+			if eventPayloadMembers[k] && !(v.Type() == pcommon.ValueTypeStr && v.Str() == "") {
+				v.SetStr(Marker(r.rw.hasher.Value(v)))
+				st.ToolSpan++
+			}
+		}
+	}
+}
+
+// Span redacts one span of a kept trace: idempotency keys, configured deletions, message
+// attributes, flattened messages and message events, then scrubs every string left (name,
+// status message, attributes, events, links) of vals.
+func (r *Redactor) Span(span ptrace.Span, vals *Values, st *Stats) {
+	attrs := span.Attributes()
+	r.deleteKeys(attrs, true, st)
+	st.Message += r.messageAttrs(attrs, st)
+	st.Message += r.flattenedMessages(attrs)
+	evs := span.Events()
+	for i := 0; i < evs.Len(); i++ {
+		ev := evs.At(i)
+		ea := ev.Attributes()
+		r.deleteKeys(ea, false, st)
+		st.Event += r.messageAttrs(ea, st)
+		if r.events[ev.Name()] {
+			ctx := ctxNone
+			if strings.Contains(ev.Name(), "tool") {
+				ctx = ctxToolText
+			}
+			r.rw.replaced = 0
+			r.rw.object(ea, "", false, ctx, 0)
+			st.Event += r.rw.replaced
+		}
+	}
+	links := span.Links()
+	for i := 0; i < links.Len(); i++ {
+		r.deleteKeys(links.At(i).Attributes(), false, st)
+	}
+	if vals.Len() == 0 {
+		return
+	}
+	if s, n := vals.Scrub(span.Name()); n > 0 {
+		span.SetName(s)
+		st.Scrubbed += n
+	}
+	if s, n := vals.Scrub(span.Status().Message()); n > 0 {
+		span.Status().SetMessage(s)
+		st.Scrubbed += n
+	}
+	st.Scrubbed += scrubMap(attrs, vals)
+	for i := 0; i < evs.Len(); i++ {
+		ev := evs.At(i)
+		if s, n := vals.Scrub(ev.Name()); n > 0 {
+			ev.SetName(s)
+			st.Scrubbed += n
+		}
+		st.Scrubbed += scrubMap(ev.Attributes(), vals)
+	}
+	for i := 0; i < links.Len(); i++ {
+		st.Scrubbed += scrubMap(links.At(i).Attributes(), vals)
+	}
+}
+
+// deleteKeys deletes the configured attributes, and idempotency keys when idem is set.
+func (r *Redactor) deleteKeys(m pcommon.Map, idem bool, st *Stats) {
+	if r.deletes.empty() && (!idem || r.idemKeys.empty()) {
+		return
+	}
+	m.RemoveIf(func(k string, _ pcommon.Value) bool {
+		switch {
+		case r.deletes.match(k):
+			st.Configured++
+			return true
+		case idem && r.idemKeys.match(k):
+			st.IdempotencyKey++
+			return true
+		}
+		return false
+	})
+}
+
+// messageAttrs rewrites the message attributes of m and returns the replacements made;
+// one that does not parse is deleted whole.
+func (r *Redactor) messageAttrs(m pcommon.Map, st *Stats) int {
+	if r.messages.empty() {
+		return 0
+	}
+	r.rw.replaced = 0
+	m.RemoveIf(func(k string, v pcommon.Value) bool {
+		if !r.messages.match(k) {
+			return false
+		}
+		if v.Type() == pcommon.ValueTypeStr && !looksLikeContainer(v.Str()) {
+			// Plain text: a prompt or an answer.
+			if !r.rw.keepText && v.Str() != "" {
+				v.SetStr(Scrubbed)
+				r.rw.replaced++
+			}
+			return false
+		}
+		// The key's last segment names what the value holds (ai.response.toolCalls: calls).
+		if !r.rw.value(v, k[strings.LastIndexByte(k, '.')+1:], false, ctxNone, 0) {
+			st.Unparseable++
+			return true
+		}
+		return false
+	})
+	return r.rw.replaced
+}
+
+// Map scrubs an attribute map (a resource's or a scope's) of vals and returns the
+// replacements made.
+func (r *Redactor) Map(m pcommon.Map, vals *Values) int { return scrubMap(m, vals) }
+
+// Holds reports whether a string of m holds one of vals.
+func Holds(m pcommon.Map, vals *Values) bool {
+	if vals.Len() == 0 {
+		return false
+	}
+	for _, v := range m.All() {
+		if valueHolds(v, vals, 0) {
+			return true
+		}
+	}
+	return false
+}
+
+func valueHolds(v pcommon.Value, vals *Values, depth int) bool {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return vals.Holds(v.Str())
+	case pcommon.ValueTypeMap:
+		if depth < maxDepth {
+			for _, e := range v.Map().All() {
+				if valueHolds(e, vals, depth+1) {
+					return true
+				}
+			}
+		}
+	case pcommon.ValueTypeSlice:
+		if depth < maxDepth {
+			for _, e := range v.Slice().All() {
+				if valueHolds(e, vals, depth+1) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func scrubMap(m pcommon.Map, vals *Values) int {
+	n := 0
+	for _, v := range m.All() {
+		n += scrubValue(v, vals, 0)
+	}
+	return n
+}
+
+func scrubValue(v pcommon.Value, vals *Values, depth int) int {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		if s, n := vals.Scrub(v.Str()); n > 0 {
+			v.SetStr(s)
+			return n
+		}
+	case pcommon.ValueTypeMap:
+		if depth < maxDepth {
+			return scrubMapDepth(v.Map(), vals, depth+1)
+		}
+	case pcommon.ValueTypeSlice:
+		n := 0
+		if depth < maxDepth {
+			for _, e := range v.Slice().All() {
+				n += scrubValue(e, vals, depth+1)
+			}
+		}
+		return n
+	}
+	return 0
+}
+
+func scrubMapDepth(m pcommon.Map, vals *Values, depth int) int {
+	n := 0
+	for _, v := range m.All() {
+		n += scrubValue(v, vals, depth)
+	}
+	return n
+}
+
+// matcher matches attribute keys exactly or by `*` globs.
+type matcher struct {
+	exact    map[string]bool
+	patterns [][]string // each pattern cut at its stars
+}
+
+func newMatcher(keys []string) matcher {
+	m := matcher{exact: map[string]bool{}}
+	for _, k := range keys {
+		if strings.Contains(k, "*") {
+			m.patterns = append(m.patterns, strings.Split(k, "*"))
+		} else {
+			m.exact[k] = true
+		}
+	}
+	return m
+}
+
+func (m *matcher) empty() bool { return len(m.exact) == 0 && len(m.patterns) == 0 }
+
+func (m *matcher) match(k string) bool {
+	if m.exact[k] {
+		return true
+	}
+	for _, p := range m.patterns {
+		if globMatch(p, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// globMatch matches k against a pattern cut at its stars: the first piece is a prefix, the
+// last a suffix, the others appear in order between.
+func globMatch(pieces []string, k string) bool {
+	if !strings.HasPrefix(k, pieces[0]) {
+		return false
+	}
+	k = k[len(pieces[0]):]
+	last := pieces[len(pieces)-1]
+	for _, p := range pieces[1 : len(pieces)-1] {
+		i := strings.Index(k, p)
+		if i < 0 {
+			return false
+		}
+		k = k[i+len(p):]
+	}
+	return len(k) >= len(last) && strings.HasSuffix(k, last)
+}
+
+// DefaultConfig lists where the instrumentations in use copy tool payloads: OTel GenAI
+// semconv (attributes and the older events), Vercel AI SDK telemetry, Mastra, OpenInference
+// (LangChain.js, OpenAI Agents JS, smolagents), OpenLLMetry and Strands Agents.
+func DefaultConfig() Config {
+	return Config{
+		MessageAttributes: []string{
+			"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+			"gen_ai.prompt", "gen_ai.completion",
+			"ai.prompt", "ai.prompt.messages", "ai.response.toolCalls", "ai.response.text", "ai.response.object",
+			"mastra.*.input", "mastra.*.output",
+			"input.value", "output.value",
+			"traceloop.entity.input", "traceloop.entity.output",
+		},
+		FlattenedMessages: []string{"llm.input_messages", "llm.output_messages", "gen_ai.prompt", "gen_ai.completion"},
+		MessageEvents: []string{
+			"gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message",
+			"gen_ai.choice", "gen_ai.content.prompt", "gen_ai.content.completion",
+			"gen_ai.client.inference.operation.details",
+		},
+		KeepPromptText: true,
+		MinValueLength: DefaultMinValueLength,
+	}
+}
+
+// DefaultMinValueLength is the shortest payload value scrubbing hunts by default: long
+// enough that words like "success" or "pending" are left alone, short enough for card and
+// account numbers, IBANs, tokens and most e-mail addresses.
+const DefaultMinValueLength = 8

@@ -1,0 +1,348 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
+)
+
+const (
+	card  = "4111111111111111"
+	email = "jane.doe@example.com"
+	iban  = "DE89370400440532013000"
+	token = "tok_visa_4242x9"
+)
+
+var toolArgs = `{"card_number":"` + card + `","email":"` + email + `","amount_cents":1299}`
+var toolResult = `{"charge_id":"ch_3QkZ9xLm","iban":"` + iban + `","token":"` + token + `"}`
+
+func testConfig() Config {
+	return Config{
+		PayloadKeys:       []string{"gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "idempotency_key"},
+		IdempotencyKeys:   []string{"idempotency_key", "http.request.header.idempotency-key"},
+		MessageAttributes: []string{"gen_ai.input.messages", "gen_ai.output.messages", "ai.prompt.messages", "ai.response.toolCalls", "mastra.*.output", "input.value", "output.value", "message", "tool_calls"},
+		FlattenedMessages: []string{"llm.input_messages", "llm.output_messages", "gen_ai.prompt", "gen_ai.completion"},
+		MessageEvents:     []string{"gen_ai.tool.message", "gen_ai.choice", "gen_ai.assistant.message"},
+		KeepPromptText:    true,
+		MinValueLength:    8,
+	}
+}
+
+// toolSpan is a tool span carrying toolArgs and toolResult.
+func toolSpan() ptrace.Span {
+	s := ptrace.NewSpan()
+	s.SetName("execute_tool charge_card")
+	s.Attributes().PutStr("gen_ai.operation.name", "execute_tool")
+	s.Attributes().PutStr("gen_ai.tool.call.arguments", toolArgs)
+	s.Attributes().PutStr("gen_ai.tool.call.result", toolResult)
+	return s
+}
+
+// redactTrace redacts spans as the processor does: the tool span's values are gathered,
+// its payload deleted, then every span redacted.
+func redactTrace(t *testing.T, cfg Config, tool ptrace.Span, spans ...ptrace.Span) Stats {
+	t.Helper()
+	r := New(cfg, nil)
+	b := r.Values()
+	b.Add(tool)
+	vals := b.Done()
+	var st Stats
+	r.ToolSpan(tool, &st)
+	for _, s := range append([]ptrace.Span{tool}, spans...) {
+		r.Span(s, vals, &st)
+	}
+	return st
+}
+
+// spanText is every string of a span, for leak checks.
+func spanText(s ptrace.Span) string {
+	var b strings.Builder
+	b.WriteString(s.Name() + "\n" + s.Status().Message() + "\n")
+	writeMap(&b, s.Attributes())
+	for _, e := range s.Events().All() {
+		b.WriteString(e.Name() + "\n")
+		writeMap(&b, e.Attributes())
+	}
+	for _, l := range s.Links().All() {
+		writeMap(&b, l.Attributes())
+	}
+	return b.String()
+}
+
+func writeMap(b *strings.Builder, m pcommon.Map) {
+	for k, v := range m.All() {
+		b.WriteString(k + "=" + v.AsString() + "\n")
+	}
+}
+
+func assertNoSecret(t *testing.T, where string, text string) {
+	t.Helper()
+	for _, s := range []string{card, email, iban, token, "4111111111111111", "jane.doe%40example.com"} {
+		if strings.Contains(text, s) {
+			t.Errorf("%s still holds %q:\n%s", where, s, text)
+		}
+	}
+}
+
+func hashOf(raw string) string {
+	return payload.NewHasher(nil).Value(pcommon.NewValueStr(raw))
+}
+
+func TestMessageAttributesKeepStructureAndCarryHash(t *testing.T) {
+	cases := map[string]struct {
+		key, value string
+		// paths are gjson paths of members that must become markers of the args (a) or the
+		// result (r) hash; keep are paths that must be unchanged.
+		args, result []string
+		keep         map[string]string
+	}{
+		"genai semconv parts": {
+			key: "gen_ai.input.messages",
+			value: `[{"role":"user","parts":[{"type":"text","content":"charge my card please"}]},` +
+				`{"role":"assistant","parts":[{"type":"tool_call","id":"call_1","name":"charge_card","arguments":` + toolArgs + `}]},` +
+				`{"role":"tool","parts":[{"type":"tool_call_response","id":"call_1","response":` + toolResult + `}]}]`,
+			args:   []string{"1.parts.0.arguments"},
+			result: []string{"2.parts.0.response"},
+			keep:   map[string]string{"0.parts.0.content": "charge my card please", "1.parts.0.name": "charge_card", "1.parts.0.id": "call_1", "2.role": "tool"},
+		},
+		"vercel legacy prompt": {
+			key: "ai.prompt.messages",
+			value: `[{"role":"assistant","content":[{"type":"tool-call","toolCallId":"c1","toolName":"charge_card","input":` + toolArgs + `}]},` +
+				`{"role":"tool","content":[{"type":"tool-result","toolCallId":"c1","toolName":"charge_card","output":{"type":"json","value":` + toolResult + `}}]}]`,
+			args: []string{"0.content.0.input"},
+			keep: map[string]string{"0.content.0.toolName": "charge_card", "1.content.0.toolCallId": "c1"},
+		},
+		"vercel legacy tool calls with a JSON-string input": {
+			key:   "ai.response.toolCalls",
+			value: `[{"toolCallId":"c1","toolName":"charge_card","input":` + quote(toolArgs) + `}]`,
+			args:  []string{"0.input"},
+			keep:  map[string]string{"0.toolName": "charge_card"},
+		},
+		"openai chat tool_calls and tool message": {
+			key: "input.value",
+			value: `{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"charge_card","arguments":` + quote(toolArgs) + `}}]},` +
+				`{"role":"tool","tool_call_id":"c1","content":` + quote(toolResult) + `}]}`,
+			args:   []string{"messages.0.tool_calls.0.function.arguments"},
+			result: []string{"messages.1.content"},
+			keep:   map[string]string{"messages.0.tool_calls.0.function.name": "charge_card"},
+		},
+		"anthropic and bedrock blocks": {
+			key: "output.value",
+			value: `[{"type":"tool_use","id":"t1","name":"charge_card","input":` + toolArgs + `},` +
+				`{"toolUse":{"toolUseId":"t2","name":"charge_card","input":` + toolArgs + `}},` +
+				`{"toolResult":{"toolUseId":"t2","status":"success","content":[{"json":` + toolResult + `}]}}]`,
+			args: []string{"0.input", "1.toolUse.input"},
+			keep: map[string]string{"1.toolUse.name": "charge_card", "2.toolResult.status": "success"},
+		},
+		"langchain serialised messages inside a JSON string": {
+			key: "output.value",
+			value: `{"messages":` + quote(`[{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessage"],"kwargs":{"content":"","tool_calls":[{"name":"charge_card","args":`+toolArgs+`,"id":"c1","type":"tool_call"}]}},`+
+				`{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],"kwargs":{"content":`+quote(toolResult)+`,"tool_call_id":"c1","name":"charge_card"}}]`) + `}`,
+		},
+		"mastra step output by glob": {
+			key:   "mastra.model_step.output",
+			value: `{"text":"done","toolCalls":[{"type":"tool-call","toolCallId":"c1","toolName":"charge_card","args":` + toolArgs + `}],"toolResults":[{"toolCallId":"c1","result":` + toolResult + `}]}`,
+			args:  []string{"toolCalls.0.args"},
+			keep:  map[string]string{"text": "done", "toolCalls.0.toolName": "charge_card"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			model := ptrace.NewSpan()
+			model.SetName("chat gpt-4o")
+			model.Attributes().PutStr(tc.key, tc.value)
+			st := redactTrace(t, testConfig(), toolSpan(), model)
+			got, ok := model.Attributes().Get(tc.key)
+			if !ok {
+				t.Fatalf("%s was deleted", tc.key)
+			}
+			assertNoSecret(t, tc.key, got.Str())
+			if !gjson.Valid(got.Str()) {
+				t.Fatalf("%s is no longer JSON: %s", tc.key, got.Str())
+			}
+			for _, p := range tc.args {
+				if v := gjson.Get(got.Str(), p).Str; v != Marker(hashOf(toolArgs)) {
+					t.Errorf("%s = %q, want the args marker %q", p, v, Marker(hashOf(toolArgs)))
+				}
+			}
+			for _, p := range tc.result {
+				if v := gjson.Get(got.Str(), p).Str; v != Marker(hashOf(toolResult)) {
+					t.Errorf("%s = %q, want the result marker", p, v)
+				}
+			}
+			for p, want := range tc.keep {
+				if v := gjson.Get(got.Str(), p).String(); v != want {
+					t.Errorf("%s = %q, want it kept as %q", p, v, want)
+				}
+			}
+			if st.Message == 0 {
+				t.Errorf("no message redaction counted: %+v", st)
+			}
+		})
+	}
+}
+
+func TestUnparseableMessageDeletedAndCounted(t *testing.T) {
+	model := ptrace.NewSpan()
+	model.Attributes().PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"tool_call","arguments":{"card":"`+card[:10])
+	model.Attributes().PutStr("input.value", "what is the weather in Berlin?")
+	st := redactTrace(t, testConfig(), toolSpan(), model)
+	if _, ok := model.Attributes().Get("gen_ai.output.messages"); ok {
+		t.Error("a message attribute that does not parse was forwarded")
+	}
+	if v, _ := model.Attributes().Get("input.value"); v.Str() != "what is the weather in Berlin?" {
+		t.Errorf("plain prompt text = %q, want it kept", v.Str())
+	}
+	if st.Unparseable != 1 {
+		t.Errorf("Unparseable = %d, want 1", st.Unparseable)
+	}
+}
+
+func TestFlattenedMessages(t *testing.T) {
+	model := ptrace.NewSpan()
+	a := model.Attributes()
+	a.PutStr("llm.input_messages.0.message.role", "user")
+	a.PutStr("llm.input_messages.0.message.content", "charge it")
+	a.PutStr("llm.input_messages.1.message.role", "tool")
+	a.PutStr("llm.input_messages.1.message.content", toolResult)
+	a.PutStr("llm.output_messages.0.message.tool_calls.0.tool_call.function.name", "charge_card")
+	a.PutStr("llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments", toolArgs)
+	a.PutStr("gen_ai.prompt.2.role", "tool")
+	a.PutStr("gen_ai.prompt.2.content", toolResult)
+	a.PutStr("gen_ai.completion.0.tool_calls.0.arguments", toolArgs)
+	redactTrace(t, testConfig(), toolSpan(), model)
+	assertNoSecret(t, "flattened", spanText(model))
+	for k, want := range map[string]string{
+		"llm.input_messages.0.message.content":                                    "charge it",
+		"llm.input_messages.1.message.content":                                    Marker(hashOf(toolResult)),
+		"llm.output_messages.0.message.tool_calls.0.tool_call.function.name":      "charge_card",
+		"llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": Marker(hashOf(toolArgs)),
+		"gen_ai.completion.0.tool_calls.0.arguments":                              Marker(hashOf(toolArgs)),
+	} {
+		if v, _ := a.Get(k); v.Str() != want {
+			t.Errorf("%s = %q, want %q", k, v.Str(), want)
+		}
+	}
+}
+
+func TestMessageEvents(t *testing.T) {
+	model := ptrace.NewSpan()
+	ev := model.Events().AppendEmpty()
+	ev.SetName("gen_ai.tool.message")
+	ev.Attributes().PutStr("id", "t1")
+	ev.Attributes().PutStr("content", toolResult)
+	ch := model.Events().AppendEmpty()
+	ch.SetName("gen_ai.choice")
+	ch.Attributes().PutStr("message", `{"role":"assistant","content":[{"toolUse":{"toolUseId":"t1","name":"charge_card","input":`+toolArgs+`}}]}`)
+	st := redactTrace(t, testConfig(), toolSpan(), model)
+	assertNoSecret(t, "events", spanText(model))
+	if v, _ := ev.Attributes().Get("id"); v.Str() != "t1" {
+		t.Errorf("the event's id = %q, want it kept", v.Str())
+	}
+	if st.Event < 2 {
+		t.Errorf("Event = %d, want 2", st.Event)
+	}
+}
+
+func TestScrubbingFindsUnlistedCopies(t *testing.T) {
+	send := ptrace.NewSpan()
+	send.SetName("POST /v1/customers/" + email)
+	send.Attributes().PutStr("url.full", "https://api.example.com/v1/customers?email=jane.doe%40example.com")
+	send.Attributes().PutStr("custom.blob", `{"nested":"{\"card\":\"`+card+`\"}"}`)
+	send.Attributes().PutEmptySlice("http.request.header.idempotency-key").AppendEmpty().SetStr("idem-7781-abcdef")
+	send.Status().SetMessage("card " + card + " declined")
+	ex := send.Events().AppendEmpty()
+	ex.SetName("exception")
+	ex.Attributes().PutStr("exception.message", "charge of "+card+" for "+email+" failed")
+	link := send.Links().AppendEmpty()
+	link.Attributes().PutStr("note", "retry of "+iban)
+	tool := toolSpan()
+	tool.Attributes().PutStr("idempotency_key", "idem-7781-abcdef")
+	tool.Status().SetMessage("declined: " + card)
+	st := redactTrace(t, testConfig(), tool, send)
+	assertNoSecret(t, "send span", spanText(send))
+	assertNoSecret(t, "tool span", spanText(tool))
+	if strings.Contains(spanText(send), "idem-7781-abcdef") {
+		t.Error("the idempotency key reached the send span's header")
+	}
+	if st.Scrubbed == 0 || st.IdempotencyKey == 0 {
+		t.Errorf("stats = %+v, want scrubbed values and an idempotency key counted", st)
+	}
+	if !strings.Contains(send.Name(), "POST /v1/customers/"+Scrubbed) {
+		t.Errorf("span name = %q, want the rest of it kept", send.Name())
+	}
+}
+
+func TestShortValuesAreNotHunted(t *testing.T) {
+	tool := ptrace.NewSpan()
+	tool.Attributes().PutStr("gen_ai.tool.call.arguments", `{"unit":"celsius","city":"Oslo","ok":"yes"}`)
+	model := ptrace.NewSpan()
+	model.Attributes().PutStr("gen_ai.system", "Oslo is in celsius territory")
+	redactTrace(t, testConfig(), tool, model)
+	if v, _ := model.Attributes().Get("gen_ai.system"); v.Str() != "Oslo is in celsius territory" {
+		t.Errorf("values shorter than the minimum were scrubbed: %q", v.Str())
+	}
+}
+
+func TestRepeatedAndFlattenedPayloadKeys(t *testing.T) {
+	// OTLP allows a key twice in one span; pdata's Put cannot write that, its decoder keeps it.
+	doc := `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","name":"execute_tool charge_card","attributes":[` +
+		`{"key":"gen_ai.tool.call.arguments","value":{"stringValue":` + quote(toolArgs) + `}},` +
+		`{"key":"gen_ai.tool.call.arguments","value":{"stringValue":"{\"card\":\"` + card + `\"}"}},` +
+		`{"key":"gen_ai.tool.call.arguments.card","value":{"stringValue":"` + card + `"}},` +
+		`{"key":"input.value","value":{"stringValue":"[{\"type\":\"tool_call\",\"arguments\":{}}]"}},` +
+		`{"key":"input.value","value":{"stringValue":"[{\"type\":\"tool_call\",\"arguments\":{\"iban\":\"` + iban + `\"}}]"}}]}]}]}]}`
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	if tool.Attributes().Len() != 5 {
+		t.Fatalf("the decoder kept %d attributes, want 5 (duplicates included)", tool.Attributes().Len())
+	}
+	st := redactTrace(t, testConfig(), tool)
+	assertNoSecret(t, "tool span", spanText(tool))
+	if st.ToolSpan != 3 {
+		t.Errorf("ToolSpan = %d, want 3 (both copies of the key and the flattened one)", st.ToolSpan)
+	}
+	if st.Message != 2 {
+		t.Errorf("Message = %d, want both copies of input.value rewritten", st.Message)
+	}
+}
+
+func TestKeepPromptTextOff(t *testing.T) {
+	cfg := testConfig()
+	cfg.KeepPromptText = false
+	model := ptrace.NewSpan()
+	model.Attributes().PutStr("gen_ai.input.messages", `[{"role":"user","parts":[{"type":"text","content":"my private question"}]},{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"charge_card","arguments":{}}]}]`)
+	model.Attributes().PutStr("input.value", "my private question")
+	redactTrace(t, cfg, toolSpan(), model)
+	if strings.Contains(spanText(model), "my private question") {
+		t.Errorf("prompt text kept with KeepPromptText off:\n%s", spanText(model))
+	}
+	v, _ := model.Attributes().Get("gen_ai.input.messages")
+	if gjson.Get(v.Str(), "1.parts.0.name").Str != "charge_card" || gjson.Get(v.Str(), "0.role").Str != "user" {
+		t.Errorf("roles and tool names must stay: %s", v.Str())
+	}
+}
+
+func TestValuesHoldNoPayload(t *testing.T) {
+	r := New(testConfig(), nil)
+	b := r.Values()
+	b.Add(toolSpan())
+	vals := b.Done()
+	if vals.Len() == 0 {
+		t.Fatal("no values gathered")
+	}
+	// A clone kept with a decision scrubs a late span alike.
+	late := vals.Clone()
+	s, n := late.Scrub("late copy: " + card + " / " + email)
+	if n != 2 || strings.Contains(s, card) {
+		t.Errorf("Scrub = %q, %d", s, n)
+	}
+}

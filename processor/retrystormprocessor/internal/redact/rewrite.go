@@ -1,0 +1,189 @@
+package redact
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
+)
+
+// maxDepth bounds how deep message structures are walked, JSON inside JSON strings
+// included, so hostile input cannot exhaust the stack. Deeper parts are left to scrubbing.
+const maxDepth = 32
+
+// rewriter replaces the tool payloads inside message structures with markers. It holds a
+// hasher and is not safe for concurrent use.
+type rewriter struct {
+	hasher   *payload.Hasher
+	keepText bool
+	// replaced counts markers and text replacements written since the last reset.
+	replaced int
+}
+
+// Marker is what replaces a tool call's arguments or a tool response's content inside a
+// message: the hash of the value it replaces, computed as retrystorm.args.hash and
+// retrystorm.result.hash are (canonical JSON, SHA-256 or HMAC-SHA256), so an unchanged
+// copy of a tool span's payload carries that span's hash.
+func Marker(hash string) string { return "[redacted:" + hash + "]" }
+
+func looksLikeContainer(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{', '[':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// jsonDocument rewrites a JSON document. ok is false when it does not parse.
+func (w *rewriter) jsonDocument(doc string) (out string, ok bool) {
+	if !gjson.Valid(doc) {
+		return "", false
+	}
+	return w.json(gjson.Parse(doc), "", false, ctxNone, 0), true
+}
+
+// json returns the raw text of r rewritten; r sits in member parentKey of its parent (an
+// element of it when inList).
+func (w *rewriter) json(r gjson.Result, parentKey string, inList bool, ctx context, depth int) string {
+	if depth >= maxDepth {
+		return r.Raw
+	}
+	switch {
+	case r.IsObject():
+		p := classify(jsonFields{r}, parentKey, inList)
+		return w.splice(r, func(key string, v gjson.Result) (string, bool) {
+			marker, text := w.replacement(p, ctx, key, v.Type == gjson.String)
+			switch {
+			case marker:
+				w.replaced++
+				return quote(Marker(w.hashJSON(v))), true
+			case text && v.Type == gjson.String:
+				w.replaced++
+				return quote(Scrubbed), true
+			case text && v.IsArray():
+				// Text made of parts: walk it, its text parts are replaced in turn.
+			}
+			out := w.json(v, key, false, childContext(p, ctx, key), depth+1)
+			return out, out != v.Raw
+		})
+	case r.IsArray():
+		return w.splice(r, func(_ string, v gjson.Result) (string, bool) {
+			out := w.json(v, parentKey, true, ctx, depth+1)
+			return out, out != v.Raw
+		})
+	case r.Type == gjson.String && looksLikeContainer(r.Str) && gjson.Valid(r.Str):
+		// JSON inside a JSON string (Vercel's tool-call input, OpenAI's arguments, LangChain's
+		// serialised messages): rewritten inside and quoted again.
+		in := gjson.Parse(r.Str)
+		out := w.json(in, parentKey, inList, ctx, depth+1)
+		if out == in.Raw {
+			return r.Raw
+		}
+		return quote(out)
+	}
+	return r.Raw
+}
+
+// splice rewrites the members (or elements) of a container, keeping everything between
+// them (order, spacing) as it was.
+func (w *rewriter) splice(r gjson.Result, member func(key string, v gjson.Result) (string, bool)) string {
+	var b strings.Builder
+	done := 0
+	r.ForEach(func(k, v gjson.Result) bool {
+		out, changed := member(k.Str, v)
+		// Indexes are offsets in the document r was parsed from.
+		at := v.Index - r.Index
+		if changed && at >= done && at+len(v.Raw) <= len(r.Raw) && r.Raw[at:at+len(v.Raw)] == v.Raw {
+			if b.Len() == 0 {
+				b.Grow(len(r.Raw))
+			}
+			b.WriteString(r.Raw[done:at])
+			b.WriteString(out)
+			done = at + len(v.Raw)
+		}
+		return true
+	})
+	if done == 0 {
+		return r.Raw
+	}
+	b.WriteString(r.Raw[done:])
+	return b.String()
+}
+
+// hashJSON is the hash of a JSON value as the tool span's hash of the same value would be.
+func (w *rewriter) hashJSON(v gjson.Result) string {
+	switch v.Type {
+	case gjson.String:
+		return w.hasher.Value(pcommon.NewValueStr(v.Str))
+	case gjson.JSON:
+		return w.hasher.Value(pcommon.NewValueStr(v.Raw))
+	}
+	return w.hasher.Sum([]byte(v.Raw))
+}
+
+// quote is s as a JSON string, escaped as JSON.stringify escapes.
+func quote(s string) string { return `"` + jsonEscape(s) + `"` }
+
+// value rewrites an attribute value holding a message structure in place. It reports false
+// when the value is a JSON document that does not parse (the caller deletes it).
+func (w *rewriter) value(v pcommon.Value, parentKey string, inList bool, ctx context, depth int) bool {
+	if depth >= maxDepth {
+		return true
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		s := v.Str()
+		if !looksLikeContainer(s) {
+			return true
+		}
+		if !gjson.Valid(s) {
+			return false
+		}
+		in := gjson.Parse(s)
+		if out := w.json(in, parentKey, inList, ctx, depth+1); out != s {
+			v.SetStr(out)
+		}
+	case pcommon.ValueTypeMap:
+		w.object(v.Map(), parentKey, inList, ctx, depth+1)
+	case pcommon.ValueTypeSlice:
+		sl := v.Slice()
+		for i := 0; i < sl.Len(); i++ {
+			if !w.value(sl.At(i), parentKey, true, ctx, depth+1) {
+				sl.At(i).SetStr(Scrubbed)
+				w.replaced++
+			}
+		}
+	}
+	return true
+}
+
+// object rewrites an attribute map that is one object of a message structure (a map-typed
+// part, or the attributes of a message event).
+func (w *rewriter) object(m pcommon.Map, parentKey string, inList bool, ctx context, depth int) {
+	p := classify(mapFields{m}, parentKey, inList)
+	for key, v := range m.All() {
+		marker, text := w.replacement(p, ctx, key, v.Type() == pcommon.ValueTypeStr)
+		switch {
+		case marker:
+			v.SetStr(Marker(w.hasher.Value(v)))
+			w.replaced++
+			continue
+		case text && v.Type() == pcommon.ValueTypeStr:
+			v.SetStr(Scrubbed)
+			w.replaced++
+			continue
+		}
+		if !w.value(v, key, false, childContext(p, ctx, key), depth) {
+			v.SetStr(Scrubbed)
+			w.replaced++
+		}
+	}
+}

@@ -1,0 +1,270 @@
+package redact
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"hash/maphash"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// Values is the set of raw payload values of a trace's tool attempts that scrubbing hunts
+// in every string of the trace. It holds fingerprints only, never the values: it is kept
+// with a kept trace's decision for its late spans, and a cache of decisions should hold
+// no payload.
+type Values struct {
+	prints []valuePrint
+	// table indexes prints by prefix: open addressing, len a power of two, each slot an
+	// index into prints plus one (0 is empty).
+	table []int32
+	shift uint8
+	// k is how many leading bytes of a value the prefix holds: the minimum length, at most 8.
+	k int
+}
+
+// valuePrint is one hunted value: the first prefixLen bytes as an integer, the length and
+// a hash of the whole.
+type valuePrint struct {
+	prefix uint64
+	n      uint32
+	sum    uint64
+}
+
+// maxValues bounds the values hunted in one trace: a trace whose tools returned more
+// distinct leaves (a search tool returning thousands of rows) hunts the first maxValues,
+// and the structure-aware rewriting still covers the message copies.
+const maxValues = 256
+
+// hashSeed is fixed for the process: fingerprints are compared within one process only.
+var hashSeed = maphash.MakeSeed()
+
+// Len is the number of values hunted.
+func (v *Values) Len() int {
+	if v == nil {
+		return 0
+	}
+	return len(v.prints)
+}
+
+// collector gathers the values of one trace before they are indexed.
+type collector struct {
+	minLen int
+	seen   map[uint64]struct{}
+	prints []valuePrint
+}
+
+func (c *collector) reset(minLen int) {
+	c.minLen = minLen
+	clear(c.seen)
+	c.prints = c.prints[:0]
+}
+
+// addValue adds the leaves of an attribute value: the value itself when it is not a JSON
+// container, else every string and number leaf inside (JSON strings that hold JSON in turn
+// are opened too).
+func (c *collector) addValue(v pcommon.Value, depth int) {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		c.addText(v.Str(), depth)
+	case pcommon.ValueTypeInt:
+		c.addLeaf(strconv.FormatInt(v.Int(), 10))
+	case pcommon.ValueTypeDouble:
+		c.addLeaf(v.AsString())
+	case pcommon.ValueTypeMap:
+		if depth < maxDepth {
+			for _, e := range v.Map().All() {
+				c.addValue(e, depth+1)
+			}
+		}
+	case pcommon.ValueTypeSlice:
+		if depth < maxDepth {
+			for _, e := range v.Slice().All() {
+				c.addValue(e, depth+1)
+			}
+		}
+	}
+}
+
+// addText adds a string: its JSON leaves when it holds a JSON container, else itself.
+func (c *collector) addText(s string, depth int) {
+	if looksLikeContainer(s) && depth < maxDepth && gjson.Valid(s) {
+		c.addJSON(gjson.Parse(s), depth+1)
+		return
+	}
+	c.addLeaf(s)
+}
+
+func (c *collector) addJSON(r gjson.Result, depth int) {
+	switch {
+	case r.IsObject() || r.IsArray():
+		if depth >= maxDepth {
+			return
+		}
+		r.ForEach(func(_, e gjson.Result) bool {
+			c.addJSON(e, depth+1)
+			return len(c.prints) < maxValues*len(variants)
+		})
+	case r.Type == gjson.String:
+		c.addText(r.Str, depth)
+	case r.Type == gjson.Number:
+		c.addLeaf(r.Raw)
+	}
+}
+
+// variants are the forms a value takes when an SDK copies it into another string: as it
+// is, escaped inside a JSON string (once, or twice for JSON inside JSON), escaped the way
+// Go's encoding/json escapes HTML characters, and escaped in a URL.
+var variants = [...]func(string) string{
+	func(s string) string { return s },
+	jsonEscape,
+	func(s string) string { return jsonEscape(jsonEscape(s)) },
+	goJSONEscape,
+	url.QueryEscape,
+	url.PathEscape,
+}
+
+// addLeaf adds one leaf, with every distinct form it can take in another string, when it
+// is long enough to be hunted.
+func (c *collector) addLeaf(s string) {
+	s = strings.TrimSpace(s)
+	if len(s) < c.minLen || len(c.prints) >= maxValues*len(variants) {
+		return
+	}
+	if c.seen == nil {
+		c.seen = map[uint64]struct{}{}
+	}
+	for i, form := range variants {
+		f := s
+		if i > 0 {
+			if f = form(s); f == s {
+				continue
+			}
+		}
+		sum := maphash.String(hashSeed, f)
+		if _, dup := c.seen[sum]; dup {
+			continue
+		}
+		c.seen[sum] = struct{}{}
+		c.prints = append(c.prints, valuePrint{prefix: prefixOf(f, c.minLen), n: uint32(len(f)), sum: sum})
+	}
+}
+
+// jsonEscape escapes s as JSON.stringify does inside a string: quote, backslash and
+// control characters only.
+func jsonEscape(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r == '"' || r == '\\' || r < 0x20 }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte("0123456789abcdef"[r>>4])
+			b.WriteByte("0123456789abcdef"[r&0xf])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// goJSONEscape is s inside a string written by Go's encoding/json (HTML characters as
+// \u003c and the like, which JavaScript SDKs do not do).
+func goJSONEscape(s string) string {
+	if !strings.ContainsAny(s, "<>&\u2028\u2029\"\\") && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 }) {
+		return s
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return s
+	}
+	return string(b[1 : len(b)-1])
+}
+
+// prefixOf is the first k bytes of s (k at most 8) as a little-endian integer.
+func prefixOf(s string, k int) uint64 {
+	if k >= 8 {
+		return binary.LittleEndian.Uint64([]byte(s[:8]))
+	}
+	var buf [8]byte
+	copy(buf[:], s[:k])
+	return binary.LittleEndian.Uint64(buf[:])
+}
+
+// build indexes what c gathered into v.
+func (c *collector) build(v *Values) {
+	v.prints = append(v.prints[:0], c.prints...)
+	v.k = min(c.minLen, 8)
+	v.index()
+}
+
+func (v *Values) index() {
+	size := 8
+	for size < 2*len(v.prints) {
+		size <<= 1
+	}
+	v.table = slices.Grow(v.table[:0], size)[:size]
+	clear(v.table)
+	v.shift = uint8(64 - bitsLen(size-1))
+	mask := uint64(size - 1)
+	for i, p := range v.prints {
+		for slot := mix(p.prefix) >> v.shift; ; slot = (slot + 1) & mask {
+			if v.table[slot] == 0 {
+				v.table[slot] = int32(i + 1)
+				break
+			}
+		}
+	}
+}
+
+func bitsLen(x int) int {
+	n := 0
+	for ; x > 0; x >>= 1 {
+		n++
+	}
+	return n
+}
+
+func mix(x uint64) uint64 { return x * 0x9E3779B97F4A7C15 }
+
+// Clone is a copy of v that shares nothing with it, to keep with a decision.
+func (v *Values) Clone() *Values {
+	if v.Len() == 0 {
+		return nil
+	}
+	return &Values{prints: slices.Clone(v.prints), table: slices.Clone(v.table), shift: v.shift, k: v.k}
+}
+
+// Merge adds the values of other to v.
+func (v *Values) Merge(other *Values) *Values {
+	if other.Len() == 0 {
+		return v
+	}
+	if v.Len() == 0 {
+		return other.Clone()
+	}
+	out := &Values{prints: slices.Clone(v.prints), k: v.k} // one processor, one minimum length
+	for _, p := range other.prints {
+		if !slices.Contains(out.prints, p) && len(out.prints) < maxValues*len(variants) {
+			out.prints = append(out.prints, p)
+		}
+	}
+	out.index()
+	return out
+}

@@ -1,0 +1,92 @@
+package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+
+import (
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+)
+
+// redactKept removes the tool payloads of a kept, annotated trace from all its spans and
+// returns their fingerprints for its late spans. Only kept traces pay for it.
+func (s *shard) redactKept(tr *analysis.Trace, set *spanSet) *redact.Values {
+	b := s.redactor.Values()
+	for _, n := range tr.ToolSpans {
+		b.Add(tr.Tree.Nodes[n].Span)
+	}
+	vals := b.Done()
+	var st redact.Stats
+	for _, n := range tr.ToolSpans {
+		s.redactor.ToolSpan(tr.Tree.Nodes[n].Span, &st)
+	}
+	s.redactSet(set, vals, &st)
+	s.tel.redacted(st)
+	return vals
+}
+
+// redactLate redacts late spans of a kept trace: of the payloads the trace's decision
+// remembered and those of tool spans among the late ones. It returns every payload
+// fingerprint known for the trace now.
+func (s *shard) redactLate(set *spanSet, known *redact.Values) *redact.Values {
+	b := s.redactor.Values()
+	tools := 0
+	for _, span := range set.All() {
+		if s.recognizer.IsToolSpan(span) {
+			b.Add(span)
+			tools++
+		}
+	}
+	vals := known
+	if tools > 0 {
+		vals = known.Merge(b.Done())
+	}
+	var st redact.Stats
+	if tools > 0 {
+		for _, span := range set.All() {
+			if s.recognizer.IsToolSpan(span) {
+				s.redactor.ToolSpan(span, &st)
+			}
+		}
+	}
+	s.redactSet(set, vals, &st)
+	s.tel.redacted(st)
+	return vals
+}
+
+// redactSet redacts every span of set and the resources and scopes they are forwarded
+// under. Those are shared with other traces of the same request (on any shard), so one
+// that holds a payload is copied for this trace before it is scrubbed, never changed in
+// place.
+func (s *shard) redactSet(set *spanSet, vals *redact.Values, st *redact.Stats) {
+	for _, span := range set.All() {
+		s.redactor.Span(span, vals, st)
+	}
+	if vals.Len() == 0 {
+		return
+	}
+	copies := map[*origin]*origin{}
+	resCopies := map[*resourceOrigin]*resourceOrigin{}
+	for i := range set.parts {
+		o := set.parts[i].origin
+		if c, ok := copies[o]; ok {
+			set.parts[i].origin = c
+			continue
+		}
+		res, seen := resCopies[o.res]
+		if !seen {
+			res = o.res
+			if redact.Holds(o.res.rs.Resource().Attributes(), vals) {
+				res = &resourceOrigin{rs: ptraceResourceCopy(o.res), size: o.res.size}
+				st.Scrubbed += s.redactor.Map(res.rs.Resource().Attributes(), vals)
+			}
+			resCopies[o.res] = res
+		}
+		c := o
+		if scopeHolds := redact.Holds(o.ss.Scope().Attributes(), vals); scopeHolds || res != o.res {
+			c = &origin{res: res, ss: ptraceScopeCopy(o), size: o.size}
+			if scopeHolds {
+				st.Scrubbed += s.redactor.Map(c.ss.Scope().Attributes(), vals)
+			}
+		}
+		copies[o] = c
+		set.parts[i].origin = c
+	}
+}

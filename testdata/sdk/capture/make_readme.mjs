@@ -1,0 +1,57 @@
+// Writes ../README.md from the captures and their truth files (all tables are computed).
+// usage: node make_readme.mjs
+import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
+
+const dir = new URL('..', import.meta.url).pathname;
+const here = new URL('.', import.meta.url).pathname;
+const CAPTURES = [
+  ['vercel_ai_v7', 'batch', '@ai-sdk/otel `OpenTelemetry` (GenAI semconv), `ToolLoopAgent.generate`'],
+  ['vercel_ai_v7_simple', 'simple (one request per span)', 'same run as `vercel_ai_v7`, SimpleSpanProcessor'],
+  ['vercel_ai_v7_legacy', 'batch', '@ai-sdk/otel `LegacyOpenTelemetry` (`ai.*` attributes)'],
+  ['mastra', 'batch (inside @mastra/otel-exporter)', '`Agent.generate` via `Mastra` + `Observability` + `OtelExporter` (provider `custom`, `http/json`)'],
+  ['langchain_openinference', 'batch', '`createAgent` (LangGraph) + `toolRetryMiddleware`, OpenInference LangChain instrumentation'],
+  ['strands', 'batch', '`Agent.invoke`, tools from an in-process MCP server via `McpClient`, default (legacy) GenAI events'],
+  ['strands_latest', 'batch', 'as `strands` with `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`'],
+];
+const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
+const STATUS = ['UNSET', 'OK', 'ERROR'];
+const run = (...a) => execFileSync('node', [here + 'analyze.mjs', ...a], { encoding: 'utf8', maxBuffer: 1 << 26 });
+const short = (t, n = 300) => (t.length > n ? t.slice(0, n) + '…' : t);
+
+let summary = '| capture | SDK + versions | exporter / span processor | requests | spans | where tool payloads appear (location keys) |\n|---|---|---|---|---|---|\n';
+let details = '';
+for (const [name, proc, what] of CAPTURES) {
+  const jsonl = `${dir}${name}.jsonl`, truthF = `${dir}${name}.truth.json`;
+  if (!fs.existsSync(jsonl)) continue;
+  const truth = JSON.parse(fs.readFileSync(truthF, 'utf8'));
+  const a = JSON.parse(run(jsonl, truthF, '--json'));
+  const shapes = run(jsonl, truthF, '--shapes').trim();
+  const lines = fs.readFileSync(jsonl, 'utf8').split('\n').filter(Boolean);
+  const spans = lines.flatMap((l) => JSON.parse(l).resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans.map((s) => ({ ...s, scope: ss.scope?.name })))));
+  const pk = Object.entries(truth.packages).filter(([k]) => (!k.startsWith('@opentelemetry/') || k === '@opentelemetry/exporter-trace-otlp-http') && k !== 'zod').map(([k, v]) => `\`${k}\` ${v}`).join(', ');
+  const locs = [...new Set(a.hits.map((h) => h.loc))];
+  summary += `| \`${name}\` | ${pk} | ${proc} | ${lines.length} | ${spans.length} | ${locs.map((l) => '`' + l.replace(/^attr /, '') + '`').join(', ')} |\n`;
+  const byName = new Map();
+  for (const s of spans) {
+    const k = `\`${s.name}\` ${KIND[s.kind]}`;
+    byName.set(k, (byName.get(k) ?? 0) + 1);
+  }
+  const toolSpans = spans.filter((s) => /charge_card|lookup_customer|toolCall/.test(s.name) && !/^chat|invoke/.test(s.name));
+  details += `\n### \`${name}\`\n\n${what}. Exporter: ${proc}. ${lines.length} request(s), ${spans.length} spans`;
+  details += ` (scope${new Set(spans.map((s) => s.scope)).size > 1 ? 's' : ''} ${[...new Set(spans.map((s) => '`' + s.scope + '`'))].join(', ')}).\n\n`;
+  details += `Spans: ${[...byName].map(([k, n]) => `${k} ×${n}`).join(', ')}.\n\n`;
+  details += `Tool attempts (from truth): ${truth.tools.map((t) => `${t.tool}${t.failed ? ' (failed)' : ''}`).join(', ')}. `;
+  details += `Tool spans: ${toolSpans.map((s) => { const ts = (s.attributes ?? []).find((x) => x.key === 'gen_ai.tool.status')?.value?.stringValue; return `\`${s.name}\` status=${STATUS[s.status?.code ?? 0]}${ts ? ` gen_ai.tool.status=${ts}` : ''}`; }).join('; ')}.\n\n`;
+  const missing = truth.raw_values.filter((r) => !a.hits.some((h) => h.values.includes(r)));
+  if (missing.length) details += `raw_values never found verbatim (they occur only JSON-escaped inside another JSON string): ${missing.map((m) => '`' + short(m, 60) + '`').join(', ')}.\n\n`;
+  details += '| span name | kind (operation) | location | # spans | values of |\n|---|---|---|---|---|\n';
+  for (const h of a.hits) details += `| \`${h.spanName}\` | ${h.kind} | \`${h.loc}\` | ${h.count} | ${h.origins.sort().join(', ')} |\n`;
+  details += `\nJSON shape per location (merged over all its occurrences; \`<payload:…>\` marks a tool argument/result copy, \`<json-string>\` a JSON document inside a string):\n\n${shapes}\n\nShortened examples:\n\n`;
+  const seen = new Set();
+  for (const h of a.hits) { if (seen.has(h.loc)) continue; seen.add(h.loc); details += `- \`${h.loc}\` on \`${h.spanName}\`: \`${short(h.example).replace(/\n/g, '\\n').replace(/`/g, "'")}\`\n`; }
+}
+
+const intro = fs.readFileSync(here + 'README.intro.md', 'utf8');
+fs.writeFileSync(dir + 'README.md', intro.replace('{{SUMMARY}}', summary).replace('{{DETAILS}}', details));
+console.log('wrote', dir + 'README.md');

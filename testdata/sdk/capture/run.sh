@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Re-run every capture. npm installs go to $WORK (default /tmp/capture), never into the repo.
+# usage: bash run.sh [capture-name ...]      (default: all)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=$(cd "$HERE/.." && pwd)
+WORK=${WORK:-/tmp/capture}
+mkdir -p "$WORK/runs"
+
+# name | sdk folder | script | args | env
+CAPTURES=(
+  "vercel_ai_v7|vercel|vercel_ai_v7.mjs|otel batch|"
+  "vercel_ai_v7_simple|vercel|vercel_ai_v7.mjs|otel simple|"
+  "vercel_ai_v7_legacy|vercel|vercel_ai_v7.mjs|legacy batch|"
+  "mastra|mastra|mastra.mjs||"
+  "langchain_openinference|langchain|langchain_openinference.mjs|batch|"
+  "strands|strands|strands.mjs|batch|"
+  "strands_latest|strands|strands.mjs|batch|OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental"
+)
+
+declare -A INSTALLED=()
+setup() {
+  local sdk=$1
+  [[ -n "${INSTALLED[$sdk]:-}" ]] && return
+  mkdir -p "$WORK/$sdk"
+  cp "$HERE/$sdk/"* "$HERE/receiver.mjs" "$WORK/$sdk/"
+  (cd "$WORK/$sdk" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+  INSTALLED[$sdk]=1
+}
+
+want=("$@")
+for c in "${CAPTURES[@]}"; do
+  IFS='|' read -r name sdk script args envs <<<"$c"
+  if ((${#want[@]})) && [[ ! " ${want[*]} " == *" $name "* ]]; then continue; fi
+  setup "$sdk"
+  for run in 1 2; do
+    echo "== $name run $run"
+    # shellcheck disable=SC2086
+    (cd "$WORK/$sdk" && env $envs node "$script" $args "$WORK/runs/$name.$run.jsonl" "$WORK/runs/$name.$run.truth.json")
+    node "$HERE/analyze.mjs" "$WORK/runs/$name.$run.jsonl" "$WORK/runs/$name.$run.truth.json" --signature >"$WORK/runs/$name.$run.sig"
+  done
+  if diff -u "$WORK/runs/$name.1.sig" "$WORK/runs/$name.2.sig" >"$WORK/runs/$name.sig.diff"; then
+    echo "   stable: span names/kinds/status/attribute keys/event names identical across 2 runs"
+  else
+    echo "   UNSTABLE between runs, see $WORK/runs/$name.sig.diff"
+  fi
+  cp "$WORK/runs/$name.1.jsonl" "$OUT/$name.jsonl"
+  cp "$WORK/runs/$name.1.truth.json" "$OUT/$name.truth.json"
+  node "$HERE/analyze.mjs" "$OUT/$name.jsonl" "$OUT/$name.truth.json" >"$WORK/runs/$name.report.md"
+  head -1 "$WORK/runs/$name.report.md"
+done
+
+# nothing may name this machine or a local path
+if grep -l -e "$(hostname)" -e "$WORK" -e "$HOME/" "$OUT"/*.jsonl "$OUT"/*.truth.json 2>/dev/null; then
+  echo "ERROR: machine-specific strings found in the files above" >&2; exit 1
+fi
+node "$HERE/make_readme.mjs"
+echo "reports: $WORK/runs/*.report.md"
