@@ -25,6 +25,10 @@ type agentTraffic struct {
 	rnd   *rand.Rand
 	next  uint64
 	steps int
+	// messages makes each chat span carry the conversation so far, tool calls and
+	// responses included, in gen_ai.input.messages / gen_ai.output.messages, as the
+	// Vercel AI SDK v7 records it.
+	messages bool
 }
 
 var benchTools = []string{"search_docs", "lookup_order", "charge_card", "send_email", "get_weather", "create_ticket", "query_db", "fetch_url"}
@@ -41,6 +45,7 @@ func (g *agentTraffic) trace(rootless bool) ptrace.Traces {
 	root.Attributes().PutStr("gen_ai.conversation.id", fmt.Sprintf("conv-%d", g.next))
 	storm := g.rnd.IntN(10) == 0
 	at := int64(50)
+	history := `{"role":"user","parts":[{"type":"text","content":"where is my order?"}]}`
 	for step := range g.steps {
 		chat := b.span("chat gpt-5", root.SpanID(), at, at+400, map[string]any{
 			"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-5",
@@ -49,13 +54,21 @@ func (g *agentTraffic) trace(rootless bool) ptrace.Traces {
 		chat.SetKind(ptrace.SpanKindClient)
 		at += 420
 		tool := benchTools[g.rnd.IntN(len(benchTools))]
+		callID := fmt.Sprintf("call_%d_%d", g.next, step)
 		tries := 1
 		if storm && step == 3 {
 			tries = 3
 		}
+		var args, result string
 		for try := range tries {
-			g.toolCall(b, root.SpanID(), tool, fmt.Sprintf("call_%d_%d", g.next, step), at, try < tries-1)
+			args, result = g.toolCall(b, root.SpanID(), tool, callID, at, try < tries-1)
 			at += 250
+		}
+		if g.messages {
+			call := `{"role":"assistant","parts":[{"type":"tool_call","id":"` + callID + `","name":"` + tool + `","arguments":` + args + `}]}`
+			chat.Attributes().PutStr("gen_ai.input.messages", "["+history+"]")
+			chat.Attributes().PutStr("gen_ai.output.messages", "["+call+"]")
+			history += "," + call + `,{"role":"tool","parts":[{"type":"tool_call_response","id":"` + callID + `","response":` + result + `}]}`
 		}
 	}
 	if rootless {
@@ -64,17 +77,22 @@ func (g *agentTraffic) trace(rootless bool) ptrace.Traces {
 	return b.td
 }
 
-func (g *agentTraffic) toolCall(b *spanBuilder, parent pcommon.SpanID, tool, callID string, at int64, failed bool) {
+// toolCall adds one attempt and its HTTP send, and returns its arguments and result.
+func (g *agentTraffic) toolCall(b *spanBuilder, parent pcommon.SpanID, tool, callID string, at int64, failed bool) (args, result string) {
 	span := b.tool(parent, tool, callID, at, failed)
-	span.Attributes().PutStr("gen_ai.tool.call.arguments", fmt.Sprintf(`{"query":"order %d status","limit":%d,"locale":"en-US"}`, g.rnd.IntN(1e6), 1+g.rnd.IntN(20)))
+	args = fmt.Sprintf(`{"query":"order %d status","limit":%d,"locale":"en-US"}`, g.rnd.IntN(1e6), 1+g.rnd.IntN(20))
+	span.Attributes().PutStr("gen_ai.tool.call.arguments", args)
+	result = `"failed"`
 	if !failed {
-		span.Attributes().PutStr("gen_ai.tool.call.result", fmt.Sprintf(`{"items":[{"id":%d,"status":"shipped","eta":"2026-12-03"}],"total":%d}`, g.rnd.IntN(1e6), g.rnd.IntN(50)))
+		result = fmt.Sprintf(`{"items":[{"id":%d,"status":"shipped","eta":"2026-12-03"}],"total":%d}`, g.rnd.IntN(1e6), g.rnd.IntN(50))
+		span.Attributes().PutStr("gen_ai.tool.call.result", result)
 	}
 	http := b.span("GET", span.SpanID(), at+10, at+190, map[string]any{
 		"http.request.method": "GET", "url.full": "https://api.internal/v1/" + tool, "http.response.status_code": 200,
 		"server.address": "api.internal",
 	})
 	http.SetKind(ptrace.SpanKindClient)
+	return args, result
 }
 
 func (g *agentTraffic) batch(n int, rootless bool) []ptrace.Traces {
@@ -86,7 +104,13 @@ func (g *agentTraffic) batch(n int, rootless bool) []ptrace.Traces {
 }
 
 func newBenchProcessor(b *testing.B, shards int, opts ...option) *retryStormProcessor {
+	return newBenchProcessorWith(b, shards, func(*Config) {}, opts...)
+}
+
+// newBenchProcessorWith is newBenchProcessor with configure applied to its configuration.
+func newBenchProcessorWith(b *testing.B, shards int, configure func(*Config), opts ...option) *retryStormProcessor {
 	cfg := createDefaultConfig().(*Config)
+	configure(cfg)
 	cfg.NumShards = shards
 	cfg.DecisionWait = 24 * time.Hour // held traces stay held
 	cfg.RootGrace = 0                 // a measured trace is decided when its root arrives
@@ -132,6 +156,29 @@ func BenchmarkConsumeTracesToDecision(b *testing.B) {
 			if _, traces, _ := p.buffered(); traces != int64(len(p.shards[0].traces)) || p.shards[0].spans < int64(held) {
 				b.Fatalf("held traces were decided: %d spans left", p.shards[0].spans)
 			}
+		})
+	}
+}
+
+// BenchmarkKeptTraceRedaction measures a kept agent trace (every trace is kept here, at
+// clean_percent 100) from ConsumeTraces to its decision with redaction off and on; the
+// chat spans carry the conversation, tool calls and responses included, as the Vercel AI
+// SDK v7 records it. The difference in ns/span is what redaction costs a kept span;
+// dropped traces never reach it.
+func BenchmarkKeptTraceRedaction(b *testing.B) {
+	for _, redact := range []bool{false, true} {
+		b.Run(fmt.Sprintf("redact=%v", redact), func(b *testing.B) {
+			p := newBenchProcessorWith(b, 1, func(cfg *Config) {
+				cfg.Sampling.CleanPercent = 100
+				cfg.Hashing.RedactPayloads = redact
+			}, withSynchronous())
+			g := newAgentTraffic(7)
+			g.messages = true
+			measure(b, g, func(td ptrace.Traces) {
+				if err := p.ConsumeTraces(context.Background(), td); err != nil {
+					b.Fatal(err)
+				}
+			})
 		})
 	}
 }

@@ -113,15 +113,54 @@ const (
 	ctxToolText
 )
 
-// jsonFields reads members of a JSON object.
-type jsonFields struct{ r gjson.Result }
-
-func (j jsonFields) str(key string) (string, bool) {
-	v := j.r.Get(gjson.Escape(key))
-	return v.Str, v.Type == gjson.String
+// jsonFields holds the members of a JSON object classify reads, gathered in one pass.
+type jsonFields struct {
+	typ, role         string
+	hasType, hasRole  bool
+	callID, arg, cont bool
 }
 
-func (j jsonFields) has(key string) bool { return j.r.Get(gjson.Escape(key)).Exists() }
+func newJSONFields(r gjson.Result) *jsonFields {
+	f := &jsonFields{}
+	r.ForEach(func(k, v gjson.Result) bool {
+		switch key := k.Str; {
+		case key == "type":
+			f.typ, f.hasType = v.Str, v.Type == gjson.String
+		case key == "role":
+			f.role, f.hasRole = v.Str, v.Type == gjson.String
+		case key == "content":
+			f.cont = true
+		case callIDMembers[key]:
+			f.callID = true
+		case argMembers[key]:
+			f.arg = true
+		}
+		return true
+	})
+	return f
+}
+
+func (j *jsonFields) str(key string) (string, bool) {
+	switch key {
+	case "type":
+		return j.typ, j.hasType
+	case "role":
+		return j.role, j.hasRole
+	}
+	return "", false
+}
+
+func (j *jsonFields) has(key string) bool {
+	switch {
+	case key == "content":
+		return j.cont
+	case callIDMembers[key]:
+		return j.callID
+	case argMembers[key]:
+		return j.arg
+	}
+	return false
+}
 
 // mapFields reads members of an attribute map.
 type mapFields struct{ m pcommon.Map }

@@ -86,7 +86,7 @@ type Redactor struct {
 
 // New compiles cfg; key is the HMAC key of the markers' hashes (empty: SHA-256).
 func New(cfg Config, key []byte) *Redactor {
-	minLen := max(cfg.MinValueLength, 1)
+	minLen := max(cfg.MinValueLength, 2) // the scan reads two-byte blocks
 	return &Redactor{
 		payloadKeys: cfg.PayloadKeys,
 		idemKeys:    newMatcher(cfg.IdempotencyKeys),
@@ -99,9 +99,11 @@ func New(cfg Config, key []byte) *Redactor {
 	}
 }
 
-// Values gathers the payload values of tool spans; call Add for each, then Done.
+// Values starts a trace (or a batch of its late spans): it gathers the payload values of
+// its tool spans; call Add for each, then Done.
 func (r *Redactor) Values() ValueBuilder {
 	r.col.reset(r.minLen)
+	r.rw.reset()
 	return ValueBuilder{r: r}
 }
 

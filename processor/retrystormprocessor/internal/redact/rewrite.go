@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"hash/maphash"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -20,7 +21,21 @@ type rewriter struct {
 	keepText bool
 	// replaced counts markers and text replacements written since the last reset.
 	replaced int
+	// memo holds rewritten array elements of the trace being redacted: a model span's input
+	// repeats the conversation every earlier span carried, so most elements were seen.
+	memo map[uint64]memoEntry
 }
+
+type memoEntry struct {
+	out      string
+	replaced int
+}
+
+// memoMin is the shortest array element worth remembering.
+const memoMin = 64
+
+// reset forgets the previous trace's elements.
+func (w *rewriter) reset() { clear(w.memo) }
 
 // Marker is what replaces a tool call's arguments or a tool response's content inside a
 // message: the hash of the value it replaces, computed as retrystorm.args.hash and
@@ -58,7 +73,7 @@ func (w *rewriter) json(r gjson.Result, parentKey string, inList bool, ctx conte
 	}
 	switch {
 	case r.IsObject():
-		p := classify(jsonFields{r}, parentKey, inList)
+		p := classify(newJSONFields(r), parentKey, inList)
 		return w.splice(r, func(key string, v gjson.Result) (string, bool) {
 			marker, text := w.replacement(p, ctx, key, v.Type == gjson.String)
 			switch {
@@ -76,7 +91,21 @@ func (w *rewriter) json(r gjson.Result, parentKey string, inList bool, ctx conte
 		})
 	case r.IsArray():
 		return w.splice(r, func(_ string, v gjson.Result) (string, bool) {
+			if len(v.Raw) < memoMin {
+				out := w.json(v, parentKey, true, ctx, depth+1)
+				return out, out != v.Raw
+			}
+			key := memoKey(parentKey, ctx, depth, v.Raw)
+			if e, ok := w.memo[key]; ok {
+				w.replaced += e.replaced
+				return e.out, e.out != v.Raw
+			}
+			before := w.replaced
 			out := w.json(v, parentKey, true, ctx, depth+1)
+			if w.memo == nil {
+				w.memo = map[uint64]memoEntry{}
+			}
+			w.memo[key] = memoEntry{out: out, replaced: w.replaced - before}
 			return out, out != v.Raw
 		})
 	case r.Type == gjson.String && looksLikeContainer(r.Str) && gjson.Valid(r.Str):
@@ -90,6 +119,17 @@ func (w *rewriter) json(r gjson.Result, parentKey string, inList bool, ctx conte
 		return quote(out)
 	}
 	return r.Raw
+}
+
+// memoKey identifies an array element by what its rewriting depends on.
+func memoKey(parentKey string, ctx context, depth int, raw string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	h.WriteString(parentKey)
+	h.WriteByte(byte(ctx))
+	h.WriteByte(byte(depth))
+	h.WriteString(raw)
+	return h.Sum64()
 }
 
 // splice rewrites the members (or elements) of a container, keeping everything between

@@ -16,10 +16,15 @@ func (v *Values) Scrub(s string) (string, int) {
 	if v.Len() == 0 || len(s) < v.k {
 		return s, 0
 	}
+	x := v.index()
 	var b strings.Builder
 	done, n := 0, 0
 	for i := 0; i+v.k <= len(s); {
-		if m := v.matchAt(s, i); m > 0 {
+		if sh := x.skip[blockHash(s[i+v.k-2], s[i+v.k-1])]; sh > 0 {
+			i += int(sh)
+			continue
+		}
+		if m := v.matchAt(x, s, i); m > 0 {
 			if n == 0 {
 				b.Grow(len(s))
 			}
@@ -44,16 +49,22 @@ func (v *Values) Holds(s string) bool {
 	if v.Len() == 0 {
 		return false
 	}
-	for i := 0; i+v.k <= len(s); i++ {
-		if v.matchAt(s, i) > 0 {
+	x := v.index()
+	for i := 0; i+v.k <= len(s); {
+		if sh := x.skip[blockHash(s[i+v.k-2], s[i+v.k-1])]; sh > 0 {
+			i += int(sh)
+			continue
+		}
+		if v.matchAt(x, s, i) > 0 {
 			return true
 		}
+		i++
 	}
 	return false
 }
 
 // matchAt is the length of the longest hunted value at s[i:], 0 when none starts there.
-func (v *Values) matchAt(s string, i int) int {
+func (v *Values) matchAt(x *valueIndex, s string, i int) int {
 	var w uint64
 	if i+8 <= len(s) {
 		w = binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
@@ -63,10 +74,10 @@ func (v *Values) matchAt(s string, i int) int {
 	} else {
 		w = prefixOf(s[i:], v.k)
 	}
-	mask := uint64(len(v.table) - 1)
+	mask := uint64(len(x.table) - 1)
 	best := 0
-	for slot := mix(w) >> v.shift; ; slot = (slot + 1) & mask {
-		e := v.table[slot]
+	for slot := mix(w) >> x.shift; ; slot = (slot + 1) & mask {
+		e := x.table[slot]
 		if e == 0 {
 			return best
 		}

@@ -19,13 +19,29 @@ import (
 // no payload.
 type Values struct {
 	prints []valuePrint
+	// k is how many leading bytes of a value the prefix holds: the minimum length, at most 8.
+	k int
+	// idx is built on the first scan, and not kept by Clone: a decision cache holds only
+	// the prints.
+	idx *valueIndex
+}
+
+// valueIndex finds the prints a window of text may start.
+type valueIndex struct {
 	// table indexes prints by prefix: open addressing, len a power of two, each slot an
 	// index into prints plus one (0 is empty).
 	table []int32
 	shift uint8
-	// k is how many leading bytes of a value the prefix holds: the minimum length, at most 8.
-	k int
+	// skip[h] is how far a window of k bytes may move on when the hash h of its last two
+	// bytes says no value's prefix can start in it before that (Wu and Manber's block
+	// shift).
+	skip []uint8
 }
+
+// shiftBits sizes the shift table: 4096 entries of a byte.
+const shiftBits = 12
+
+func blockHash(a, b byte) uint32 { return (uint32(a)<<8 | uint32(b)) * 0x9E3779B1 >> (32 - shiftBits) }
 
 // valuePrint is one hunted value: the first prefixLen bytes as an integer, the length and
 // a hash of the whole.
@@ -211,26 +227,47 @@ func prefixOf(s string, k int) uint64 {
 func (c *collector) build(v *Values) {
 	v.prints = append(v.prints[:0], c.prints...)
 	v.k = min(c.minLen, 8)
-	v.index()
+	v.idx = nil
 }
 
-func (v *Values) index() {
+// index returns the values' index, built on first use.
+func (v *Values) index() *valueIndex {
+	if v.idx != nil {
+		return v.idx
+	}
+	x := &valueIndex{}
 	size := 8
 	for size < 2*len(v.prints) {
 		size <<= 1
 	}
-	v.table = slices.Grow(v.table[:0], size)[:size]
-	clear(v.table)
-	v.shift = uint8(64 - bitsLen(size-1))
+	x.table = make([]int32, size)
+	x.shift = uint8(64 - bitsLen(size-1))
 	mask := uint64(size - 1)
 	for i, p := range v.prints {
-		for slot := mix(p.prefix) >> v.shift; ; slot = (slot + 1) & mask {
-			if v.table[slot] == 0 {
-				v.table[slot] = int32(i + 1)
+		for slot := mix(p.prefix) >> x.shift; ; slot = (slot + 1) & mask {
+			if x.table[slot] == 0 {
+				x.table[slot] = int32(i + 1)
 				break
 			}
 		}
 	}
+	// A two-byte block ending at offset j of a prefix allows a shift of k-1-j at most.
+	x.skip = make([]uint8, 1<<shiftBits)
+	for i := range x.skip {
+		x.skip[i] = uint8(v.k - 1)
+	}
+	var buf [8]byte
+	for _, p := range v.prints {
+		binary.LittleEndian.PutUint64(buf[:], p.prefix)
+		for j := 1; j < v.k; j++ {
+			h := blockHash(buf[j-1], buf[j])
+			if sh := uint8(v.k - 1 - j); sh < x.skip[h] {
+				x.skip[h] = sh
+			}
+		}
+	}
+	v.idx = x
+	return x
 }
 
 func bitsLen(x int) int {
@@ -248,7 +285,7 @@ func (v *Values) Clone() *Values {
 	if v.Len() == 0 {
 		return nil
 	}
-	return &Values{prints: slices.Clone(v.prints), table: slices.Clone(v.table), shift: v.shift, k: v.k}
+	return &Values{prints: slices.Clone(v.prints), k: v.k}
 }
 
 // Merge adds the values of other to v.
@@ -265,6 +302,5 @@ func (v *Values) Merge(other *Values) *Values {
 			out.prints = append(out.prints, p)
 		}
 	}
-	out.index()
 	return out
 }
