@@ -10,13 +10,17 @@ import (
 const minRawValue = 8
 
 // sentRawValues lists, in call order and once each, the raw values of the plan's payloads
-// that some span of the trace carries: a shape that sends only hashes sends none. Failure
-// texts are left out (a span status carries them by design), and so are asset names, which
-// the trace also sends as retrystorm.read.asset and cited assets, outside any payload.
+// that some span of the trace carries: a shape that sends only hashes sends none. Left out
+// are values the trace also sends outside any payload, by design: asset names
+// (retrystorm.read.asset, cited assets) and failure texts that a span status carries. The
+// text of an isError result is listed: no status carries it.
 func sentRawValues(p *plan, spans []Span) []string {
 	skip := map[string]bool{}
 	for _, a := range p.citedAssets {
 		skip[a] = true
+	}
+	for i := range spans {
+		skip[spans[i].Status.Message] = true
 	}
 	var candidates []string
 	for _, c := range p.calls() {
@@ -24,6 +28,9 @@ func sentRawValues(p *plan, spans []Span) []string {
 		for _, a := range c.attempts {
 			candidates = payloadLeaves(a.args, candidates)
 			candidates = payloadLeaves(a.result, candidates)
+			if a.viaResult {
+				candidates = payloadLeaves(a.failText, candidates)
+			}
 			if len(a.idemKey) >= minRawValue {
 				candidates = append(candidates, a.idemKey)
 			}
@@ -61,7 +68,9 @@ func payloadLeaves(v any, out []string) []string {
 			out = append(out, t)
 		}
 	case int:
-		if s := strconv.Itoa(t); len(s) >= minRawValue {
+		out = payloadLeaves(int64(t), out)
+	case int64:
+		if s := strconv.FormatInt(t, 10); len(s) >= minRawValue {
 			out = append(out, s)
 		}
 	case float64:

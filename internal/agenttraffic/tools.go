@@ -22,6 +22,17 @@ type toolSpec struct {
 	okLatency [2]int
 	args      func(g *rng) payload
 	result    func(g *rng, args payload) payload
+	// url is the URL and host an HTTP tool's request goes to; nil means the tool's generic
+	// endpoint, named after it.
+	url func(args payload) (url, host string)
+}
+
+// apiURL is an endpoint of the simulated API whose path or query holds one argument.
+func apiURL(format, arg string) func(payload) (string, string) {
+	return func(args payload) (string, string) {
+		v, _ := args[arg].(string)
+		return "https://api.example.com/v1/" + fmt.Sprintf(format, v), "api.example.com"
+	}
 }
 
 var assets = []string{"analytics.orders_daily", "finance.ledger_entries", "ops.shipments",
@@ -53,6 +64,7 @@ var catalog = []*toolSpec{
 			return payload{"hits": hits}
 		}},
 	{name: "get_order", http: true, okLatency: [2]int{60, 400},
+		url:  apiURL("orders/%s", "order_id"),
 		args: func(g *rng) payload { return payload{"order_id": orderID(g)} },
 		result: func(g *rng, args payload) payload {
 			return payload{"order_id": args["order_id"], "status": pick(g, []string{"paid", "shipped", "pending"}),
@@ -60,12 +72,14 @@ var catalog = []*toolSpec{
 				"items": []any{payload{"sku": "sku_" + g.token(6), "qty": g.between(1, 4)}}}
 		}},
 	{name: "lookup_customer", http: true, okLatency: [2]int{60, 500},
+		url:  apiURL("customers/%s", "customer_id"),
 		args: func(g *rng) payload { return payload{"customer_id": "cus_" + g.token(10)} },
 		result: func(g *rng, args payload) payload {
 			return payload{"customer_id": args["customer_id"], "name": g.sentence(2), "email": email(g),
 				"account_number": accountNumber(g), "tier": pick(g, []string{"gold", "standard"})}
 		}},
 	{name: "charge_card", sideEffect: true, http: true, okLatency: [2]int{200, 1500},
+		url: apiURL("charges?order_id=%s", "order_id"),
 		args: func(g *rng) payload {
 			return payload{"order_id": orderID(g), "amount_cents": g.between(500, 90000),
 				"currency": "EUR", "account_number": accountNumber(g)}
@@ -74,6 +88,7 @@ var catalog = []*toolSpec{
 			return payload{"status": "captured", "order_id": args["order_id"], "amount_cents": args["amount_cents"]}
 		}},
 	{name: "transfer_funds", sideEffect: true, http: true, okLatency: [2]int{300, 2000},
+		url: apiURL("transfers?reference=%s", "reference"),
 		args: func(g *rng) payload {
 			return payload{"source_account": accountNumber(g), "dest_account": accountNumber(g),
 				"amount_cents": g.between(1000, 900000), "reference": "INV-" + g.digits(6)}
@@ -82,6 +97,7 @@ var catalog = []*toolSpec{
 			return payload{"status": "accepted", "reference": args["reference"]}
 		}},
 	{name: "send_email", sideEffect: true, http: true, okLatency: [2]int{100, 900},
+		url: apiURL("customers/%s/messages", "to"),
 		args: func(g *rng) payload {
 			return payload{"to": email(g), "subject": g.sentence(5), "body": g.sentence(60)}
 		},
@@ -118,6 +134,10 @@ var catalog = []*toolSpec{
 				"snapshot_id": "snap_" + g.token(10)}
 		}},
 	{name: "fetch_url", http: true, okLatency: [2]int{100, 1200},
+		url: func(args payload) (string, string) {
+			u, _ := args["url"].(string)
+			return u, "status.example.com"
+		},
 		args: func(g *rng) payload {
 			return payload{"url": "https://status.example.com/api/v2/" + g.token(8)}
 		},
