@@ -48,7 +48,14 @@ type backendTrace struct {
 	spans    map[string]ptrace.Span // by span id
 	root     ptrace.Span
 	hasRoot  bool
-	resource []string // string values of the resources and scopes the spans came under
+	resource []located // strings of the resources and scopes the spans came under
+}
+
+// located is a string a backend could show, with where it was: "resource attribute
+// service.name", "attribute gen_ai.input.messages", "event exception attribute
+// exception.message", "name", "status message", "tracestate", "link attribute k".
+type located struct {
+	where, text string
 }
 
 // backendTraces groups everything the sink received by trace id. Spans are copied, so the
@@ -76,8 +83,9 @@ func backendTraces(sink *consumertest.TracesSink) map[string]*backendTrace {
 					if span.ParentSpanID().IsEmpty() {
 						bt.root, bt.hasRoot = span, true
 					}
-					bt.resource = appendMapStrings(bt.resource, rs.Resource().Attributes().AsRaw())
-					bt.resource = appendMapStrings(bt.resource, ss.Scope().Attributes().AsRaw())
+					bt.resource = appendMapLocated(bt.resource, "resource attribute ", rs.Resource().Attributes().AsRaw())
+					bt.resource = appendMapLocated(bt.resource, "scope attribute ", ss.Scope().Attributes().AsRaw())
+					bt.resource = append(bt.resource, located{"scope name", ss.Scope().Name()}, located{"scope version", ss.Scope().Version()})
 				}
 			}
 		}
@@ -88,38 +96,51 @@ func backendTraces(sink *consumertest.TracesSink) map[string]*backendTrace {
 // spanStrings lists every string a backend could show of a span: name, status message,
 // attributes (nested values included), event names and attributes, link attributes.
 func spanStrings(span ptrace.Span) []string {
-	out := []string{span.Name(), span.Status().Message(), span.TraceState().AsRaw()}
-	out = appendMapStrings(out, span.Attributes().AsRaw())
+	var out []string
+	for _, l := range spanLocated(span) {
+		out = append(out, l.text)
+	}
+	return out
+}
+
+// spanLocated is spanStrings with where each string sits in the span.
+func spanLocated(span ptrace.Span) []located {
+	out := []located{{"name", span.Name()}, {"status message", span.Status().Message()}, {"tracestate", span.TraceState().AsRaw()}}
+	out = appendMapLocated(out, "attribute ", span.Attributes().AsRaw())
 	for i := 0; i < span.Events().Len(); i++ {
 		ev := span.Events().At(i)
-		out = append(out, ev.Name())
-		out = appendMapStrings(out, ev.Attributes().AsRaw())
+		out = append(out, located{"event name", ev.Name()})
+		out = appendMapLocated(out, "event "+ev.Name()+" attribute ", ev.Attributes().AsRaw())
 	}
 	for i := 0; i < span.Links().Len(); i++ {
-		out = appendMapStrings(out, span.Links().At(i).Attributes().AsRaw())
+		l := span.Links().At(i)
+		out = append(out, located{"link tracestate", l.TraceState().AsRaw()})
+		out = appendMapLocated(out, "link attribute ", l.Attributes().AsRaw())
 	}
 	return out
 }
 
-func appendMapStrings(out []string, m map[string]any) []string {
+// appendMapLocated adds a map's keys and values; a nested value's place is its dotted
+// path below the attribute (prefix + "k.sub").
+func appendMapLocated(out []located, prefix string, m map[string]any) []located {
 	for k, v := range m {
-		out = append(out, k)
-		out = appendValueStrings(out, v)
+		out = append(out, located{prefix + "key", k})
+		out = appendValueLocated(out, prefix+k, v)
 	}
 	return out
 }
 
-func appendValueStrings(out []string, v any) []string {
+func appendValueLocated(out []located, where string, v any) []located {
 	switch v := v.(type) {
 	case string:
-		out = append(out, v)
+		out = append(out, located{where, v})
 	case []byte:
-		out = append(out, string(v))
+		out = append(out, located{where, string(v)})
 	case map[string]any:
-		out = appendMapStrings(out, v)
+		out = appendMapLocated(out, where+".", v)
 	case []any:
 		for _, e := range v {
-			out = appendValueStrings(out, e)
+			out = appendValueLocated(out, where+"[]", e)
 		}
 	}
 	return out

@@ -10,24 +10,31 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 )
 
 const (
-	secretsSeed   = 13
-	secretsCount  = 40
-	keyEnvName    = "RETRYSTORM_E2E_HASH_KEY"
-	secretAccount = "DE44500105175407324931"
-	secretIdem    = "idem-7f3a-secret-order-991"
+	secretsSeed  = 13
+	secretsCount = 40
+	keyEnvName   = "RETRYSTORM_E2E_HASH_KEY"
+	// secretsExtraShape gets two storm traces of its own: the every-scenario traffic keeps
+	// none of its traces, so its payload copies would go unsearched.
+	secretsExtraShape = agenttraffic.ShapeVercelV6
+	secretAccount     = "DE44500105175407324931"
+	secretIdem        = "idem-7f3a-secret-order-991"
 )
 
 // TestReliabilitySecretsKeyEnv and TestReliabilitySecretsKeyFile run agentsim's traffic
@@ -60,34 +67,133 @@ func newKey(t *testing.T) string {
 }
 
 func runSecrets(t *testing.T, key, hashing string, env ...string) {
-	dir := t.TempDir()
+	runSecretsWith(t, key, hashing, nil, sendAgentsim, env...)
+}
+
+// TestReliabilitySecretsInPieces: the same traffic with every trace split over shuffled
+// requests, then late copy-carrying spans (model and agent spans sent again, new ids) for
+// each kept trace after its decision: late spans of a kept trace are redacted too.
+func TestReliabilitySecretsInPieces(t *testing.T) {
+	key := newKey(t)
+	adjust := func(c *relConfig) { c.DecisionWait, c.RootGrace = "6s", "3s" }
+	runSecretsWith(t, key, "    hashing:\n      key_env: "+keyEnvName, adjust, sendInPieces, keyEnvName+"="+key)
+}
+
+// secretsTraffic sends agentsim traffic to the collector and returns its truth and how
+// many spans it sent.
+type secretsTraffic func(t *testing.T, dir string, cfg relConfig, p *collectorProcess, client *otlpClient) ([]agenttraffic.Truth, int)
+
+// sendAgentsim runs the agentsim binary: every scenario, then the mix.
+func sendAgentsim(t *testing.T, dir string, cfg relConfig, _ *collectorProcess, _ *otlpClient) ([]agenttraffic.Truth, int) {
 	agentsim := buildAgentsim(t, dir)
+	var truth []agenttraffic.Truth
+	for i, args := range [][]string{
+		{"--count", strconv.Itoa(secretsCount), "--every-scenario", "--seed", strconv.Itoa(secretsSeed)},
+		{"--count", "2", "--shapes", string(secretsExtraShape), "--scenarios", "executor_storm", "--seed", strconv.Itoa(secretsSeed + 1)},
+	} {
+		truthPath := filepath.Join(dir, fmt.Sprintf("truth%d.jsonl", i))
+		runAgentsim(t, agentsim, append(args, "--endpoint", fmt.Sprintf("127.0.0.1:%d", cfg.OTLPPort), "--rate", "0",
+			"--service", agentService, "--truth", truthPath)...)
+		truth = append(truth, readTruth(t, truthPath)...)
+	}
+	spans := 0
+	for _, tr := range truth {
+		spans += tr.Spans
+	}
+	return truth, spans
+}
+
+// lateCopyMark starts the span ids of the late copies sendInPieces sends, so the leak
+// table can tell them apart (three bytes: a planned id starts so once in 16M).
+var lateCopyMark = [3]byte{0xfd, 0x5e, 0x7c}
+
+// sendInPieces deals the same scenarios' spans into shuffled requests; once they are
+// decided it sends, for every trace the collector keeps, its copy-carrying non-tool spans
+// again under new span ids.
+func sendInPieces(t *testing.T, _ string, cfg relConfig, p *collectorProcess, client *otlpClient) ([]agenttraffic.Truth, int) {
+	traces := generate(t, agenttraffic.Config{Seed: secretsSeed, EveryScenario: true}, secretsCount)
+	traces = append(traces, generate(t, agenttraffic.Config{Seed: secretsSeed + 1, Shapes: []agenttraffic.Shape{secretsExtraShape},
+		Scenarios: agenttraffic.ScenarioWeights{agenttraffic.ScenarioExecutorStorm: 1}}, 2)...)
+	spans := 0
+	for _, td := range shuffledRequests(traces, secretsSeed) {
+		spans += td.SpanCount()
+		client.mustExport(t, td)
+	}
+	waitSettled(t, p, cfg.MetricsPort, spans)
+	th := cleanThreshold(t, cfg.CleanPercent)
+	late := 0
+	for i := range traces {
+		tr := traces[i]
+		if !tr.Truth.Keep && !keepsClean(t, th, tr.Truth.TraceID) {
+			continue
+		}
+		var again []agenttraffic.Span
+		for _, s := range tr.Spans {
+			if carriesCopies(&s) && !s.Parent.IsZero() && len(again) < 3 {
+				copy(s.ID[:], lateCopyMark[:])
+				s.ID[3] = byte(len(again))
+				again = append(again, s)
+			}
+		}
+		tr.Spans = again
+		late += len(again)
+		client.mustExport(t, agenttraffic.TraceToPdata(&tr))
+	}
+	if late == 0 {
+		t.Fatal("no late copy-carrying span was sent: the late part would prove nothing")
+	}
+	t.Logf("sent %d spans of %d traces in pieces, then %d late copy-carrying spans of the kept traces", spans, len(traces), late)
+	return truthOf(traces), spans + late
+}
+
+// carriesCopies reports a planned model, step or HTTP span with a payload copy.
+func carriesCopies(s *agenttraffic.Span) bool {
+	for _, a := range s.Attrs {
+		for _, p := range payloadCopyAttributes {
+			if strings.HasPrefix(a.Key, p) {
+				return true
+			}
+		}
+	}
+	return len(s.Events) > 0 && strings.HasPrefix(s.Events[0].Name, "gen_ai.")
+}
+
+func runSecretsWith(t *testing.T, key, hashing string, adjust func(*relConfig), send secretsTraffic, env ...string) {
+	dir := t.TempDir()
 	cfg := newRelConfig(t, dir)
 	cfg.LogLevel = "debug"
 	cfg.ProcessorExtra = hashing
+	if adjust != nil {
+		adjust(&cfg)
+	}
 	backend := startFaultyBackend(t, cfg.BackendPort)
 	logPath := filepath.Join(dir, "collector.log")
 	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), logPath, env...)
 	p.waitListening(t, cfg.OTLPPort)
+	client := dialOTLP(t, cfg.OTLPPort)
 
-	truthPath := filepath.Join(dir, "truth.jsonl")
-	runAgentsim(t, agentsim, "--endpoint", fmt.Sprintf("127.0.0.1:%d", cfg.OTLPPort), "--rate", "0",
-		"--count", strconv.Itoa(secretsCount), "--every-scenario", "--seed", strconv.Itoa(secretsSeed),
-		"--service", agentService, "--truth", truthPath)
-	truth := readTruth(t, truthPath)
+	truth, spans := send(t, dir, cfg, p, client)
 	// A storm whose arguments and idempotency key are known, to check the HMAC.
 	args := `{"account":"` + secretAccount + `"}`
 	known := stormTrace("secrets-hmac", "transfer_funds", args)
 	for i := 1; i < known.spans.Len(); i++ {
 		known.spans.At(i).Attributes().PutStr("idempotency_key", secretIdem)
 	}
-	client := dialOTLP(t, cfg.OTLPPort)
 	client.mustExport(t, known.td)
-	spans := known.td.SpanCount()
-	secrets := []string{secretAccount, secretIdem}
+	spans += known.td.SpanCount()
+	knownSecrets := []string{secretAccount, secretIdem}
+	secrets := slices.Clone(knownSecrets)
 	for _, tr := range truth {
-		spans += tr.Spans
 		secrets = append(secrets, tr.Secrets...)
+	}
+	kept := map[agenttraffic.Shape]bool{}
+	for _, tr := range truth {
+		kept[tr.Shape] = kept[tr.Shape] || tr.Keep && len(tr.Secrets) > 0
+	}
+	for _, shape := range agenttraffic.AllShapes() {
+		if !kept[shape] && shape != agenttraffic.ShapeSeedRecord {
+			t.Errorf("no kept trace of shape %s carries raw values: its copies go unsearched", shape)
+		}
 	}
 	if len(secrets) < 10 {
 		t.Fatalf("agentsim's traffic carries only %d secrets: the test would prove little", len(secrets))
@@ -101,21 +207,33 @@ func runSecrets(t *testing.T, key, hashing string, env ...string) {
 	log := p.log()
 	backendStrings := allBackendStrings(backend)
 	t.Run("no raw payload in the outputs", func(t *testing.T) {
-		for _, secret := range secrets {
-			if strings.Contains(string(summary.raw), secret) {
-				t.Errorf("the summary file holds the raw payload %q", secret)
-			}
-			if strings.Contains(backendStrings, secret) {
-				t.Errorf("the backend received the raw payload %q", secret)
-			}
-			if strings.Contains(log, secret) {
-				t.Errorf("the collector log holds the raw payload %q", secret)
-			}
-			if strings.Contains(metricsText, secret) {
-				t.Errorf("the metrics hold the raw payload %q", secret)
+		leaks := leakTable{}
+		traces := backendTraces(&backend.sink)
+		for _, tr := range truth {
+			if bt := traces[tr.TraceID]; bt != nil {
+				leaks.searchTrace(bt, tr.Secrets)
 			}
 		}
-		t.Logf("%d raw payload strings searched in %d bytes of summaries, %d of backend strings, %d of log, %d of metrics",
+		if bt := traces[known.traceID()]; bt != nil {
+			leaks.searchTrace(bt, knownSecrets)
+		}
+		for _, secret := range secrets {
+			if strings.Contains(string(summary.raw), secret) {
+				leaks.add("summary file", "", "", secret)
+			}
+			// Log and metrics text is searched for the value as a word: the 8-byte
+			// payload words ("accepted") are also parts of metric names.
+			if containsWord(log, secret) {
+				leaks.add("collector log", "", "", secret)
+			}
+			if containsWord(metricsText, secret) {
+				leaks.add("metrics", "", "", secret)
+			}
+		}
+		if len(leaks.rows) > 0 {
+			t.Errorf("%d of %d raw payload values reached an output, by place:\n%s", len(leaks.seen), len(secrets), leaks)
+		}
+		t.Logf("%d raw payload values searched in %d bytes of summaries, %d of backend strings, %d of log, %d of metrics",
 			len(secrets), len(summary.raw), len(backendStrings), len(log), len(metricsText))
 	})
 	t.Run("key never shown", func(t *testing.T) {
@@ -174,8 +292,8 @@ func allBackendStrings(b *faultyBackend) string {
 				sb.WriteByte('\n')
 			}
 		}
-		for _, s := range bt.resource {
-			sb.WriteString(s)
+		for _, l := range bt.resource {
+			sb.WriteString(l.text)
 			sb.WriteByte('\n')
 		}
 	}
@@ -267,4 +385,92 @@ func runBinary(t *testing.T, env []string, args ...string) (string, int) {
 		t.Fatalf("run %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out), 0
+}
+
+// leakTable collects where raw payload values were found, one row per output, span name
+// and place (list indexes in attribute keys folded into N).
+type leakTable struct {
+	rows map[[3]string]*leakRow
+	seen map[string]bool
+}
+
+type leakRow struct {
+	values  map[string]bool
+	example string
+}
+
+var (
+	keyIndex   = regexp.MustCompile(`\.[0-9]+(\.|$)`)
+	spanNumber = regexp.MustCompile(`^step [0-9]+$`)
+)
+
+func (l *leakTable) add(output, span, where, secret string) {
+	if l.rows == nil {
+		l.rows, l.seen = map[[3]string]*leakRow{}, map[string]bool{}
+	}
+	k := [3]string{output, span, keyIndex.ReplaceAllString(where, ".N$1")}
+	r := l.rows[k]
+	if r == nil {
+		r = &leakRow{values: map[string]bool{}, example: secret}
+		l.rows[k] = r
+	}
+	r.values[secret] = true
+	l.seen[secret] = true
+}
+
+// searchTrace searches every place of a trace's spans, resources and scopes for its values.
+func (l *leakTable) searchTrace(bt *backendTrace, secrets []string) {
+	for _, span := range bt.spans {
+		name := spanNumber.ReplaceAllString(span.Name(), "step N")
+		if id := span.SpanID(); [3]byte(id[:3]) == lateCopyMark {
+			name += " (late)"
+		}
+		for _, loc := range spanLocated(span) {
+			for _, secret := range secrets {
+				if strings.Contains(loc.text, secret) {
+					l.add("backend", name, loc.where, secret)
+				}
+			}
+		}
+	}
+	for _, loc := range bt.resource {
+		for _, secret := range secrets {
+			if strings.Contains(loc.text, secret) {
+				l.add("backend", "", loc.where, secret)
+			}
+		}
+	}
+}
+
+func (l leakTable) String() string {
+	keys := slices.Collect(maps.Keys(l.rows))
+	slices.SortFunc(keys, func(a, b [3]string) int {
+		return strings.Compare(strings.Join(a[:], "\x00"), strings.Join(b[:], "\x00"))
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %-14s %-36s %-58s %6s  %s\n", "output", "span", "where", "values", "example")
+	for _, k := range keys {
+		r := l.rows[k]
+		fmt.Fprintf(&b, "  %-14s %-36s %-58s %6d  %q\n", k[0], k[1], k[2], len(r.values), r.example)
+	}
+	return b.String()
+}
+
+// containsWord reports s in text with no letter, digit or '_' right before or after it.
+func containsWord(text, s string) bool {
+	word := func(c byte) bool {
+		return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	for from := 0; ; {
+		i := strings.Index(text[from:], s)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(s)
+		if (i == 0 || !word(text[i-1]) || !word(s[0])) && (end == len(text) || !word(text[end]) || !word(s[len(s)-1])) {
+			return true
+		}
+		from = i + 1
+	}
 }

@@ -108,6 +108,10 @@ type Config struct {
 	// ToolsPerTrace is the number of logical tool calls a clean trace plans; default 24
 	// (about 60 spans per trace over the shape mix).
 	ToolsPerTrace int
+
+	// withoutCopies leaves the payload copies off model, agent and HTTP spans: the test
+	// seam that shows copies change no id, time or truth.
+	withoutCopies bool
 }
 
 func (c Config) withDefaults() Config {

@@ -53,6 +53,15 @@ func putSpan(dst ptrace.Span, traceID pcommon.TraceID, s *Span) {
 		dst.Status().SetMessage(s.Status.Message)
 	}
 	putAttrs(dst.Attributes(), s.Attrs)
+	if len(s.Events) > 0 {
+		dst.Events().EnsureCapacity(len(s.Events))
+		for _, e := range s.Events {
+			ev := dst.Events().AppendEmpty()
+			ev.SetName(e.Name)
+			ev.SetTimestamp(pcommon.NewTimestampFromTime(e.Time))
+			putAttrs(ev.Attributes(), e.Attrs)
+		}
+	}
 }
 
 func pdataKind(k SpanKind) ptrace.SpanKind {

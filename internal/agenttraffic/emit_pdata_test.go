@@ -66,6 +66,21 @@ func checkPdataSpans(t *testing.T, tr *Trace, spans ptrace.SpanSlice) {
 				t.Errorf("span %q: attribute %s = %v, want %v", want.Name, a.Key, v.AsRaw(), a.Value.JSON())
 			}
 		}
+		if got.Events().Len() != len(want.Events) {
+			t.Fatalf("span %q: %d events, want %d", want.Name, got.Events().Len(), len(want.Events))
+		}
+		for k, e := range want.Events {
+			ev := got.Events().At(k)
+			if ev.Name() != e.Name || !ev.Timestamp().AsTime().Equal(e.Time) || ev.Attributes().Len() != len(e.Attrs) {
+				t.Errorf("span %q: event %d is %q at %v with %d attributes, want %q at %v with %d", want.Name, k,
+					ev.Name(), ev.Timestamp().AsTime(), ev.Attributes().Len(), e.Name, e.Time, len(e.Attrs))
+			}
+			for _, a := range e.Attrs {
+				if v, ok := ev.Attributes().Get(a.Key); !ok || !pdataValueEqual(v, a.Value) {
+					t.Errorf("span %q: event %s attribute %s = %v, want %v", want.Name, e.Name, a.Key, v.AsRaw(), a.Value.JSON())
+				}
+			}
+		}
 	}
 }
 

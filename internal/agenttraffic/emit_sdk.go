@@ -71,7 +71,7 @@ func NewTracerProvider(service string, opts ...sdktrace.TracerProviderOption) *s
 var errUnplannedIDs = errors.New("span ids differ from the plan: build the provider with PlannedIDs")
 
 // Replay starts and ends every span of t through tp with the planned ids, parents, times,
-// kinds, statuses and attributes. Map attributes become JSON strings (the SDK has no map
+// kinds, statuses, attributes and events. Map attributes become JSON strings (the SDK has no map
 // type). The provider's resource, not t.Service, names the service.
 func Replay(ctx context.Context, tp trace.TracerProvider, t *Trace) error {
 	tracer := tp.Tracer(t.Scope)
@@ -122,6 +122,9 @@ func (r *replayer) span(ctx context.Context, i int, root bool) {
 		span.SetStatus(codes.Ok, "")
 	case StatusError:
 		span.SetStatus(codes.Error, s.Status.Message)
+	}
+	for _, e := range s.Events {
+		span.AddEvent(e.Name, trace.WithTimestamp(e.Time), trace.WithAttributes(sdkAttrs(e.Attrs)...))
 	}
 	for _, c := range r.children[s.ID] {
 		r.span(ctx, c, false)

@@ -63,6 +63,22 @@ func checkReplayedSpan(t *testing.T, tr *Trace, want *Span, got tracetest.SpanSt
 			t.Errorf("span %q: attribute %s = %v, want %s", want.Name, a.Key, v.Emit(), a.Value.JSON())
 		}
 	}
+	if len(got.Events) != len(want.Events) {
+		t.Fatalf("span %q: %d events, want %d", want.Name, len(got.Events), len(want.Events))
+	}
+	for k, e := range want.Events {
+		ev := got.Events[k]
+		evAttrs := attribute.NewSet(ev.Attributes...)
+		if ev.Name != e.Name || !ev.Time.Equal(e.Time) || evAttrs.Len() != len(e.Attrs) {
+			t.Errorf("span %q: event %d is %q at %v with %d attributes, want %q at %v with %d", want.Name, k,
+				ev.Name, ev.Time, evAttrs.Len(), e.Name, e.Time, len(e.Attrs))
+		}
+		for _, a := range e.Attrs {
+			if v, ok := evAttrs.Value(attribute.Key(a.Key)); !ok || !sdkValueEqual(v, a.Value) {
+				t.Errorf("span %q: event %s attribute %s = %v, want %s", want.Name, e.Name, a.Key, v.Emit(), a.Value.JSON())
+			}
+		}
+	}
 	if svc, _ := got.Resource.Set().Value("service.name"); svc.AsString() != "checkout-agent" {
 		t.Errorf("service.name %q", svc.AsString())
 	}

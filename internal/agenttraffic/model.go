@@ -98,6 +98,14 @@ type Span struct {
 	End    time.Time
 	Status Status
 	Attrs  []Attr
+	Events []Event
+}
+
+// Event is one span event: Strands-style message events, an exception record.
+type Event struct {
+	Name  string
+	Time  time.Time
+	Attrs []Attr
 }
 
 // Attr returns the attribute with key k.

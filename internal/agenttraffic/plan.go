@@ -96,7 +96,6 @@ type plan struct {
 	steps       []*plannedStep
 	citedAssets []string
 	rootStatus  StatusCode
-	secrets     secretBook
 }
 
 // calls lists every planned call in start order.
@@ -177,7 +176,7 @@ func (pl *planner) callID() string {
 // cleanCall plans a call that succeeds on its one attempt.
 func (pl *planner) cleanCall(t *toolSpec) *plannedCall {
 	c, args, idem := pl.call(t)
-	c.attempts = []*plannedAttempt{pl.okAttempt(t, args, t.result(pl.g, args, &pl.plan.secrets), idem)}
+	c.attempts = []*plannedAttempt{pl.okAttempt(t, args, t.result(pl.g, args), idem)}
 	return c
 }
 
@@ -199,14 +198,12 @@ func (pl *planner) call(t *toolSpec) (*plannedCall, payload, string) {
 // freshArgs draws arguments for t that no other call of this trace uses.
 func (pl *planner) freshArgs(t *toolSpec) payload {
 	for {
-		kept := len(pl.plan.secrets.values)
-		args := t.args(pl.g, &pl.plan.secrets)
+		args := t.args(pl.g)
 		key := t.name + "\x00" + jsonText(args)
 		if !pl.seenArgs[key] {
 			pl.seenArgs[key] = true
 			return args
 		}
-		pl.plan.secrets.values = pl.plan.secrets.values[:kept]
 	}
 }
 

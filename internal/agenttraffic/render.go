@@ -13,16 +13,22 @@ type renderer struct {
 	spans     []Span
 	jsonrpcID int
 	sessionID string
-	root      SpanID
+	// copies says whether model, agent and HTTP spans carry copies of the payloads.
+	copies bool
+	prompt string
+	answer string
+	// prev is the step the next model turn replays as history.
+	prev *plannedStep
+	root SpanID
 	// toolParent is where tool calls hang: the root, or the MCP client session.
 	toolParent SpanID
 }
 
 const millis = time.Millisecond
 
-func render(g *rng, p *plan, start time.Time) []Span {
+func render(g *rng, p *plan, start time.Time, copies bool) []Span {
 	r := &renderer{g: g, traits: traitsOf(p.shape), plan: p, jsonrpcID: g.between(1, 40),
-		sessionID: g.hex(32)}
+		sessionID: g.hex(32), copies: copies, prompt: prompts[p.agent], answer: answerText(p)}
 	rootIdx := r.add(SpanID{}, "invoke_agent "+p.agent, KindInternal, start, r.rootAttrs())
 	r.root = r.spans[rootIdx].ID
 	r.toolParent = r.root
@@ -41,8 +47,11 @@ func render(g *rng, p *plan, start time.Time) []Span {
 		r.spans[sessionIdx].Status = Status{Code: StatusOK}
 	}
 	t = r.finalTurn(len(p.steps)+1, t)
-	r.spans[rootIdx].End = t.Add(3 * millis)
-	r.spans[rootIdx].Status = Status{Code: p.rootStatus}
+	root := &r.spans[rootIdx]
+	root.End = t.Add(3 * millis)
+	root.Status = Status{Code: p.rootStatus}
+	attrs, events := r.agentCopies(root.Start, root.End)
+	root.Attrs, root.Events = append(root.Attrs, attrs...), events
 	return r.spans
 }
 
@@ -82,7 +91,8 @@ func (r *renderer) step(n int, s *plannedStep, t time.Time) time.Time {
 			Str("gen_ai.operation.name", "agent_step"), Int("gen_ai.agent.step", int64(n))})
 		parent = r.spans[stepIdx].ID
 	}
-	end := r.model(parent, t, "tool_calls")
+	end := r.model(parent, t, "tool_calls", turn{history: r.prev, calls: s.calls})
+	r.prev = s
 	callParent := parent
 	if r.traits.session {
 		callParent = r.toolParent
@@ -94,19 +104,22 @@ func (r *renderer) step(n int, s *plannedStep, t time.Time) time.Time {
 	}
 	if stepIdx >= 0 {
 		r.spans[stepIdx].End = end.Add(1 * millis)
+		r.spans[stepIdx].Attrs = append(r.spans[stepIdx].Attrs, r.stepCopies(s, "")...)
 	}
 	return end.Add(5 * millis)
 }
 
 // finalTurn renders the model turn that writes the answer.
 func (r *renderer) finalTurn(n int, t time.Time) time.Time {
+	final := turn{history: r.prev}
 	if !r.traits.steps {
-		return r.model(r.root, t, "stop")
+		return r.model(r.root, t, "stop", final)
 	}
 	idx := r.add(r.root, "step "+strconv.Itoa(n), KindInternal, t, []Attr{
 		Str("gen_ai.operation.name", "agent_step"), Int("gen_ai.agent.step", int64(n))})
-	end := r.model(r.spans[idx].ID, t.Add(1*millis), "stop")
+	end := r.model(r.spans[idx].ID, t.Add(1*millis), "stop", final)
 	r.spans[idx].End = end.Add(1 * millis)
+	r.spans[idx].Attrs = append(r.spans[idx].Attrs, r.stepCopies(&plannedStep{}, r.answer)...)
 	return end.Add(2 * millis)
 }
 
@@ -138,11 +151,11 @@ func (r *renderer) call(parent SpanID, c *plannedCall, start time.Time) time.Tim
 		}
 		s := r.attemptSpan(c, a)
 		idx := r.add(attemptParent, s.name, s.kind, a.start, s.attrs)
-		r.spans[idx].End, r.spans[idx].Status = a.end, s.status
+		r.spans[idx].End, r.spans[idx].Status, r.spans[idx].Events = a.end, s.status, s.events
 		a.spanID = r.spans[idx].ID
 		r.sends(c, a)
 		if c.nested && i == len(c.attempts)-1 {
-			r.subagent(a, s)
+			r.subagent(c, a, s)
 		}
 		t = a.end
 	}
@@ -177,6 +190,18 @@ func (r *renderer) sends(c *plannedCall, a *plannedAttempt) {
 	case c.tool.name == "get_order" || c.tool.name == "lookup_customer" || c.tool.name == "fetch_url":
 		method = "GET"
 	}
+	// The request names what it is about: the URL carries an argument, a side-effect
+	// request its idempotency key. Not so for MCP's JSON-RPC requests, and not where the
+	// tool spans carry hashes only (the seed record): copies repeat what tool spans carry.
+	var idem []Attr
+	if r.copies && r.plan.shape != ShapeMCP && r.plan.shape != ShapeSeedRecord {
+		if c.tool.url != nil {
+			url, host = c.tool.url(a.args)
+		}
+		if a.idemKey != "" {
+			idem = []Attr{Strs("http.request.header.idempotency-key", a.idemKey)}
+		}
+	}
 	slot := (a.dur - 2*millis) / time.Duration(len(a.sends))
 	for i, s := range a.sends {
 		start := a.start.Add(1*millis + time.Duration(i)*slot)
@@ -191,6 +216,7 @@ func (r *renderer) sends(c *plannedCall, a *plannedAttempt) {
 		if s.errType != "" {
 			attrs = append(attrs, Str("error.type", s.errType))
 		}
+		attrs = append(attrs, idem...)
 		idx := r.add(a.spanID, method, KindClient, start, attrs)
 		r.spans[idx].End = start.Add(slot * 4 / 5)
 		if s.status() != AttemptOK {
@@ -201,21 +227,22 @@ func (r *renderer) sends(c *plannedCall, a *plannedAttempt) {
 
 // subagent renders a subagent that records the same call again under its own agent span
 // (seed 004: the hook fires at both levels).
-func (r *renderer) subagent(a *plannedAttempt, s attemptSpan) {
+func (r *renderer) subagent(c *plannedCall, a *plannedAttempt, s attemptSpan) {
 	start := a.start.Add(3 * millis)
 	idx := r.add(a.spanID, "invoke_agent "+r.plan.agent+"-subagent", KindInternal, start, []Attr{
 		Str("gen_ai.operation.name", "invoke_agent"), Str("gen_ai.agent.name", r.plan.agent+"-subagent")})
 	sub := r.spans[idx].ID
-	modelEnd := r.model(sub, start.Add(1*millis), "tool_calls")
+	modelEnd := r.model(sub, start.Add(1*millis), "tool_calls", turn{calls: []*plannedCall{c}})
 	copyIdx := r.add(sub, s.name, s.kind, modelEnd.Add(2*millis), s.attrs)
+	r.spans[copyIdx].Events = s.events
 	r.spans[copyIdx].End = a.end.Add(-5 * millis)
 	a.countedID = r.spans[copyIdx].ID
 	r.spans[copyIdx].Status = s.status
 	r.spans[idx].End = a.end.Add(-3 * millis)
 }
 
-// model renders one model call in the shape's style; it returns its end.
-func (r *renderer) model(parent SpanID, t time.Time, finish string) time.Time {
+// model renders one model call of turn tr in the shape's style; it returns its end.
+func (r *renderer) model(parent SpanID, t time.Time, finish string, tr turn) time.Time {
 	in, out := int64(r.g.between(800, 6000)), int64(r.g.between(20, 600))
 	end := t.Add(r.g.ms(300, 1800))
 	var name string
@@ -246,7 +273,8 @@ func (r *renderer) model(parent SpanID, t time.Time, finish string) time.Time {
 			Int("gen_ai.usage.input_tokens", in), Int("gen_ai.usage.output_tokens", out),
 			Strs("gen_ai.response.finish_reasons", finish), Float("gen_ai.request.temperature", 0.2)}
 	}
-	idx := r.add(parent, name, KindClient, t, attrs)
-	r.spans[idx].End = end
+	copies, events := r.modelCopies(tr, finish, t, end)
+	idx := r.add(parent, name, KindClient, t, append(attrs, copies...))
+	r.spans[idx].End, r.spans[idx].Events = end, events
 	return end
 }

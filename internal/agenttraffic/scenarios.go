@@ -16,9 +16,8 @@ var staleTools = []string{"search_docs", "query_warehouse", "check_freshness", "
 
 func newStaleSeed(g *rng) *staleSeed {
 	t := toolByName(pick(g, staleTools))
-	var book secretBook
-	args := t.args(g, &book)
-	return &staleSeed{tool: t, args: args, result: t.result(g, args, &book)}
+	args := t.args(g)
+	return &staleSeed{tool: t, args: args, result: t.result(g, args)}
 }
 
 // inject adds the scenario's signal to the plan.
@@ -81,7 +80,7 @@ func (pl *planner) executorStorm() {
 	for range pl.g.between(1, 2) {
 		c.attempts = append(c.attempts, pl.failedAttempt(t, args, pl.failure(), idem))
 	}
-	c.attempts = append(c.attempts, pl.okAttempt(t, args, t.result(pl.g, args, &pl.plan.secrets), idem))
+	c.attempts = append(c.attempts, pl.okAttempt(t, args, t.result(pl.g, args), idem))
 	pl.single(c)
 }
 
@@ -104,7 +103,7 @@ func (pl *planner) agentStorm() {
 		if i < n-1 {
 			c.attempts = []*plannedAttempt{pl.failedAttempt(t, args, pl.failure(), idem)}
 		} else {
-			c.attempts = []*plannedAttempt{pl.okAttempt(t, args, t.result(pl.g, args, &pl.plan.secrets), idem)}
+			c.attempts = []*plannedAttempt{pl.okAttempt(t, args, t.result(pl.g, args), idem)}
 		}
 		pl.insertStepAt(at+i, &plannedStep{calls: []*plannedCall{c}})
 	}
@@ -118,7 +117,7 @@ func (pl *planner) changedArguments() {
 	bad := pl.failedAttempt(t, args, AttemptError, idem)
 	bad.failText = "validation failed: arguments do not match the tool schema"
 	fixed := pl.freshArgs(t)
-	c.attempts = []*plannedAttempt{bad, pl.okAttempt(t, fixed, t.result(pl.g, fixed, &pl.plan.secrets), idem)}
+	c.attempts = []*plannedAttempt{bad, pl.okAttempt(t, fixed, t.result(pl.g, fixed), idem)}
 	pl.single(c)
 }
 
@@ -126,7 +125,7 @@ func (pl *planner) changedArguments() {
 func (pl *planner) retryAfterSuccess() {
 	t := pick(pl.g, readTools())
 	c, args, _ := pl.call(t)
-	result := t.result(pl.g, args, &pl.plan.secrets)
+	result := t.result(pl.g, args)
 	c.attempts = []*plannedAttempt{pl.okAttempt(t, args, result, ""), pl.okAttempt(t, args, result, "")}
 	pl.single(c)
 }
@@ -152,7 +151,7 @@ func (pl *planner) mcpIsError() {
 	if len(bad.sends) > 0 {
 		bad.sends = []send{pl.failedSend(bad)}
 	}
-	c.attempts = []*plannedAttempt{bad, pl.okAttempt(t, args, t.result(pl.g, args, &pl.plan.secrets), idem)}
+	c.attempts = []*plannedAttempt{bad, pl.okAttempt(t, args, t.result(pl.g, args), idem)}
 	pl.single(c)
 }
 
@@ -161,7 +160,7 @@ func (pl *planner) mcpIsError() {
 func (pl *planner) duplicateSideEffect() {
 	t := pick(pl.g, sideEffectTools())
 	c, args, idem := pl.call(t)
-	result := t.result(pl.g, args, &pl.plan.secrets)
+	result := t.result(pl.g, args)
 	c.attempts = []*plannedAttempt{pl.okAttempt(t, args, result, idem), pl.okAttempt(t, args, result, idem)}
 	pl.single(c)
 }
@@ -214,7 +213,7 @@ func (pl *planner) recoveredCall() *plannedCall {
 	t := pick(pl.g, catalog)
 	c, args, idem := pl.call(t)
 	c.attempts = []*plannedAttempt{pl.failedAttempt(t, args, pl.failure(), idem),
-		pl.okAttempt(t, args, t.result(pl.g, args, &pl.plan.secrets), idem)}
+		pl.okAttempt(t, args, t.result(pl.g, args), idem)}
 	return c
 }
 
@@ -234,7 +233,7 @@ var driftTools = []string{"search_docs", "get_order", "query_warehouse", "check_
 func (pl *planner) resultDrift() {
 	t := toolByName(pick(pl.g, driftTools))
 	c, args, _ := pl.call(t)
-	first := t.result(pl.g, args, &pl.plan.secrets)
+	first := t.result(pl.g, args)
 	second := pl.otherResult(t, args, first)
 	c.attempts = []*plannedAttempt{pl.okAttempt(t, args, first, ""), pl.okAttempt(t, args, second, "")}
 	pl.single(c)
@@ -243,12 +242,10 @@ func (pl *planner) resultDrift() {
 // otherResult draws a result of t for args that differs from prev.
 func (pl *planner) otherResult(t *toolSpec, args, prev payload) payload {
 	for {
-		kept := len(pl.plan.secrets.values)
-		res := t.result(pl.g, args, &pl.plan.secrets)
+		res := t.result(pl.g, args)
 		if jsonText(res) != jsonText(prev) {
 			return res
 		}
-		pl.plan.secrets.values = pl.plan.secrets.values[:kept]
 	}
 }
 

@@ -21,6 +21,7 @@ type shapeTraits struct {
 	args               bool // arguments (or their hash) are recorded
 	session            bool // tools hang under an mcp.client.session span
 	attemptNumbers     bool // each attempt record carries an explicit attempt number
+	exceptions         bool // a failed attempt records an exception event
 	scope              string
 	json               jsonStyle // how the instrumentation's runtime writes payloads
 }
@@ -29,22 +30,22 @@ func traitsOf(s Shape) shapeTraits {
 	switch s {
 	case ShapeGenAI:
 		return shapeTraits{callIDs: true, steps: true, timeouts: true, isErrorResults: true,
-			unsetSuccess: true, httpChildren: true, results: true, args: true, scope: "ai", json: jsonCompact}
+			unsetSuccess: true, httpChildren: true, results: true, args: true, exceptions: true, scope: "ai", json: jsonCompact}
 	case ShapeMastra:
 		return shapeTraits{callIDs: true, steps: true, timeouts: true, isErrorResults: true,
 			httpChildren: true, results: true, args: true, scope: "@mastra/core", json: jsonCompact}
 	case ShapeMCP:
 		return shapeTraits{callIDs: true, timeouts: true, isErrorResults: true, unsetSuccess: true,
-			nestedAttempts: true, httpChildren: true, results: true, args: true, scope: "mcp", json: jsonCompact}
+			nestedAttempts: true, httpChildren: true, results: true, args: true, exceptions: true, scope: "mcp", json: jsonCompact}
 	case ShapeOpenLLMetryMCP:
 		return shapeTraits{isErrorResults: true, httpChildren: true, results: true, args: true,
-			session: true, scope: "opentelemetry.instrumentation.mcp", json: jsonSpaced}
+			session: true, exceptions: true, scope: "opentelemetry.instrumentation.mcp", json: jsonSpaced}
 	case ShapeOpenInference:
 		return shapeTraits{callIDs: true, timeouts: true, isErrorResults: true, httpChildren: true,
-			results: true, args: true, scope: "openinference.instrumentation.openai_agents", json: jsonSpaced}
+			results: true, args: true, exceptions: true, scope: "openinference.instrumentation.openai_agents", json: jsonSpaced}
 	case ShapeVercelV6:
 		return shapeTraits{callIDs: true, timeouts: true, isErrorResults: true, unsetSuccess: true,
-			httpChildren: true, results: true, args: true, scope: "ai", json: jsonCompact}
+			httpChildren: true, results: true, args: true, exceptions: true, scope: "ai", json: jsonCompact}
 	case ShapeClaudeCode:
 		return shapeTraits{callIDs: true, unsetSuccess: true, results: true, args: true,
 			scope: "com.anthropic.claude_code", json: jsonCompact}
@@ -107,6 +108,7 @@ type attemptSpan struct {
 	kind   SpanKind
 	status Status
 	attrs  []Attr
+	events []Event
 }
 
 // attemptSpan renders attempt a of call c in the plan's shape. Rendering draws no
@@ -140,6 +142,9 @@ func (r *renderer) attemptSpan(c *plannedCall, a *plannedAttempt) attemptSpan {
 	if c.asset != "" {
 		s.attrs = append(s.attrs, Str("retrystorm.read.asset", c.asset))
 	}
+	if r.copies && r.traits.exceptions && s.status.Code == StatusError {
+		s.events = []Event{exceptionEvent(c, a)}
+	}
 	return s
 }
 
@@ -168,8 +173,10 @@ func toolResult(js jsonStyle, a *plannedAttempt) string {
 	return ""
 }
 
-func isErrorResult(js jsonStyle, text string) string {
-	return js.text(payload{"content": []any{payload{"type": "text", "text": text}}, "isError": true})
+func isErrorResult(js jsonStyle, text string) string { return js.text(isErrorPayload(text)) }
+
+func isErrorPayload(text string) payload {
+	return payload{"content": []any{payload{"type": "text", "text": text}}, "isError": true}
 }
 
 // mcpResult wraps a result the way an MCP server returns it.

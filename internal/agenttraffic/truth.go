@@ -2,7 +2,6 @@ package agenttraffic
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 )
@@ -95,8 +94,10 @@ type Truth struct {
 	Spans        int              `json:"spans"`
 	Findings     []FindingKind    `json:"findings"`
 	Records      []ExpectedRecord `json:"records"`
-	// Secrets are the sensitive-looking raw strings the trace's payloads carry; none may
-	// appear in any output once redaction is on.
+	// Secrets are the raw values the trace sends: every leaf of a tool's arguments and
+	// results (strings, and numbers as written) and every idempotency key, at least
+	// minRawValue bytes long, wherever a span carries it (tool spans and their copies in
+	// model, agent and HTTP spans). None may appear in any output once redaction is on.
 	Secrets []string `json:"secrets,omitempty"`
 	// WarmFor is set on a stale_cache scenario's warm-up trace: the id of the trace whose
 	// cached answer it first returned.
@@ -145,7 +146,7 @@ func deriveTruth(p *plan, id TraceID, spans []Span) Truth {
 	}
 	t.Reason = samplingReason(t, anyNonOK, spans)
 	t.Keep = t.Reason != ReasonClean
-	t.Secrets = sentSecrets(p.secrets.values, spans)
+	t.Secrets = sentRawValues(p, spans)
 	return t
 }
 
@@ -414,49 +415,4 @@ func samplingReason(t Truth, anyNonOK bool, spans []Span) SamplingReason {
 		return ReasonIncomplete
 	}
 	return ReasonClean
-}
-
-// sentSecrets keeps the recorded secrets that some span attribute actually carries: a
-// shape that sends only hashes sends none of them.
-func sentSecrets(recorded []string, spans []Span) []string {
-	var out []string
-	for _, s := range recorded {
-		if contains(out, s) {
-			continue
-		}
-		for i := range spans {
-			if spanCarries(&spans[i], s) {
-				out = append(out, s)
-				break
-			}
-		}
-	}
-	return out
-}
-
-func spanCarries(s *Span, needle string) bool {
-	return attrsCarry(s.Attrs, needle)
-}
-
-// attrsCarry searches string values only: numbers and flags cannot hold a secret.
-func attrsCarry(attrs []Attr, needle string) bool {
-	for _, a := range attrs {
-		switch a.Value.Kind {
-		case ValueString:
-			if strings.Contains(a.Value.Str, needle) {
-				return true
-			}
-		case ValueStrings:
-			for _, s := range a.Value.Strs {
-				if strings.Contains(s, needle) {
-					return true
-				}
-			}
-		case ValueMap:
-			if attrsCarry(a.Value.Map, needle) {
-				return true
-			}
-		}
-	}
-	return false
 }
