@@ -146,6 +146,12 @@ func sendInPieces(t *testing.T, _ string, cfg relConfig, p *collectorProcess, cl
 	return truthOf(traces), spans + late
 }
 
+// payloadCopyAttributes are where agentsim copies tool payloads outside the tool spans
+// (prefixes of attribute keys).
+var payloadCopyAttributes = []string{"gen_ai.input.messages", "gen_ai.output.messages", "mastra.model_step.output",
+	"mastra.model_generation.output", "ai.prompt", "ai.response.toolCalls", "ai.response.text", "gen_ai.prompt.",
+	"gen_ai.completion.", "llm.input_messages.", "llm.output_messages.", "url.full", "http.request.header.idempotency-key"}
+
 // carriesCopies reports a planned model, step or HTTP span with a payload copy.
 func carriesCopies(s *agenttraffic.Span) bool {
 	for _, a := range s.Attrs {

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
@@ -166,21 +167,55 @@ func BenchmarkConsumeTracesToDecision(b *testing.B) {
 // SDK v7 records it. The difference in ns/span is what redaction costs a kept span;
 // dropped traces never reach it.
 func BenchmarkKeptTraceRedaction(b *testing.B) {
-	for _, redact := range []bool{false, true} {
-		b.Run(fmt.Sprintf("redact=%v", redact), func(b *testing.B) {
-			p := newBenchProcessorWith(b, 1, func(cfg *Config) {
-				cfg.Sampling.CleanPercent = 100
-				cfg.Hashing.RedactPayloads = redact
-			}, withSynchronous())
-			g := newAgentTraffic(7)
-			g.messages = true
-			measure(b, g, func(td ptrace.Traces) {
-				if err := p.ConsumeTraces(context.Background(), td); err != nil {
-					b.Fatal(err)
-				}
-			})
-		})
+	sim, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 7})
+	if err != nil {
+		b.Fatal(err)
 	}
+	simTraces := make([]ptrace.Traces, 512)
+	for i := range simTraces {
+		t := sim.Next()
+		simTraces[i] = agenttraffic.TraceToPdata(&t)
+	}
+	for _, traffic := range []string{"conversation", "agentsim"} {
+		for _, redact := range []bool{false, true} {
+			b.Run(fmt.Sprintf("traffic=%s/redact=%v", traffic, redact), func(b *testing.B) {
+				p := newBenchProcessorWith(b, 1, func(cfg *Config) {
+					cfg.Sampling.CleanPercent = 100
+					cfg.Hashing.RedactPayloads = redact
+				}, withSynchronous())
+				consume := func(td ptrace.Traces) {
+					if err := p.ConsumeTraces(context.Background(), td); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if traffic == "agentsim" {
+					measureEach(b, simTraces, consume)
+					return
+				}
+				g := newAgentTraffic(7)
+				g.messages = true
+				measure(b, g, consume)
+			})
+		}
+	}
+}
+
+// measureEach feeds copies of traces round and round, the copy outside the timer, and
+// reports ns per span.
+func measureEach(b *testing.B, traces []ptrace.Traces, consume func(ptrace.Traces)) {
+	var spans uint64
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		td := ptrace.NewTraces()
+		traces[i%len(traces)].CopyTo(td)
+		i++
+		spans += uint64(td.SpanCount())
+		b.StartTimer()
+		consume(td)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(spans), "ns/span")
 }
 
 // measure feeds pre-generated traces to consume and reports per-span figures; generation
