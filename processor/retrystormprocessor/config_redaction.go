@@ -3,6 +3,7 @@ package retrystormprocessor // import "github.com/retrystorm/retrystorm/processo
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
@@ -71,6 +72,7 @@ func (cfg *Config) redactConfig() redact.Config {
 	a, r := cfg.Attributes, cfg.Redaction
 	return redact.Config{
 		PayloadKeys:       toolspan.RawKeys(a.Arguments, a.Result, a.IdempotencyKey),
+		PayloadSources:    slices.Concat(a.Arguments, a.Result, a.IdempotencyKey),
 		IdempotencyKeys:   toolspan.RawKeys(a.IdempotencyKey),
 		MessageAttributes: r.MessageAttributes,
 		FlattenedMessages: r.FlattenedMessages,

@@ -12,6 +12,9 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet) *redact.Values {
 	for _, n := range tr.ToolSpans {
 		b.Add(tr.Tree.Nodes[n].Span)
 	}
+	for _, tool := range tr.Tools {
+		b.Exclude(tool)
+	}
 	vals := b.Done()
 	var st redact.Stats
 	for _, n := range tr.ToolSpans {
@@ -28,9 +31,10 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet) *redact.Values {
 func (s *shard) redactLate(set *spanSet, known *redact.Values) *redact.Values {
 	b := s.redactor.Values()
 	tools := 0
-	for _, span := range set.All() {
+	for res, span := range set.All() {
 		if s.recognizer.IsToolSpan(span) {
 			b.Add(span)
+			b.Exclude(s.recognizer.Extract(span, res).ToolName)
 			tools++
 		}
 	}

@@ -19,6 +19,11 @@ type Config struct {
 	// idempotency-key sources): deleted from tool spans, every copy of a repeated key and
 	// flattened forms (key.a.b) too; their values are what scrubbing hunts.
 	PayloadKeys []string
+	// PayloadSources are the argument, result and idempotency-key sources as configured
+	// (`key#a.b` reads an element): what a tool span's payload values are read from. The
+	// rest of an attribute a source reads an element of (a JSON-RPC request's method and
+	// tool name) is deleted with it but not hunted.
+	PayloadSources []string
 	// IdempotencyKeys are deleted from every span of the trace (HTTP sends carry the key
 	// as a request header).
 	IdempotencyKeys []string
@@ -74,6 +79,7 @@ func (s *Stats) Add(o Stats) {
 // and is not safe for concurrent use: make one per goroutine.
 type Redactor struct {
 	payloadKeys []string
+	sources     []payloadSource
 	idemKeys    matcher
 	messages    matcher
 	flattened   []string
@@ -89,6 +95,7 @@ func New(cfg Config, key []byte) *Redactor {
 	minLen := max(cfg.MinValueLength, 2) // the scan reads two-byte blocks
 	return &Redactor{
 		payloadKeys: cfg.PayloadKeys,
+		sources:     parseSources(cfg.PayloadSources),
 		idemKeys:    newMatcher(cfg.IdempotencyKeys),
 		messages:    newMatcher(cfg.MessageAttributes),
 		flattened:   cfg.FlattenedMessages,
@@ -115,8 +122,13 @@ type ValueBuilder struct{ r *Redactor }
 func (b ValueBuilder) Add(span ptrace.Span) {
 	r := b.r
 	for k, v := range span.Attributes().All() {
-		if r.isPayloadKey(k) {
-			r.col.addValue(v, 0)
+		if !r.isPayloadKey(k) {
+			continue
+		}
+		for _, src := range r.sources {
+			if el, ok := src.read(k, v); ok {
+				r.col.addValue(el, 0)
+			}
 		}
 	}
 	for _, ev := range span.Events().All() {
@@ -135,9 +147,14 @@ func (b ValueBuilder) Add(span ptrace.Span) {
 var eventPayloadMembers = set("content", "message", "text", "tool_calls", "gen_ai.input.messages", "gen_ai.output.messages",
 	"gen_ai.prompt", "gen_ai.completion")
 
+// Exclude keeps s from being hunted: the trace's tool names, which a JSON-RPC request or
+// an OpenLLMetry input carries beside the arguments, name the span and the records.
+func (b ValueBuilder) Exclude(s string) { b.r.col.exclude(s) }
+
 // Done returns the values gathered, nil when there are none; they share nothing with the
 // Redactor.
 func (b ValueBuilder) Done() *Values {
+	b.r.col.dropExcluded()
 	if len(b.r.col.prints) == 0 {
 		return nil
 	}
@@ -222,6 +239,9 @@ func (r *Redactor) Span(span ptrace.Span, vals *Values, st *Stats) {
 	st.Scrubbed += scrubMap(attrs, vals)
 	for i := 0; i < evs.Len(); i++ {
 		ev := evs.At(i)
+		if strings.HasPrefix(ev.Name(), annotationPrefix) {
+			continue // a finding: its kind, detail and call key are the analysis's words
+		}
 		if s, n := vals.Scrub(ev.Name()); n > 0 {
 			ev.SetName(s)
 			st.Scrubbed += n
@@ -321,13 +341,21 @@ func valueHolds(v pcommon.Value, vals *Values, depth int) bool {
 	return false
 }
 
+// scrubMap scrubs the strings of m but for retry_storm's own annotations, which hold
+// only what the analysis derived (hashes, call keys, tool names, the summary record).
 func scrubMap(m pcommon.Map, vals *Values) int {
 	n := 0
-	for _, v := range m.All() {
+	for k, v := range m.All() {
+		if strings.HasPrefix(k, annotationPrefix) {
+			continue
+		}
 		n += scrubValue(v, vals, 0)
 	}
 	return n
 }
+
+// annotationPrefix starts the attributes and events retry_storm writes.
+const annotationPrefix = "retrystorm."
 
 func scrubValue(v pcommon.Value, vals *Values, depth int) int {
 	switch v.Type() {

@@ -24,6 +24,7 @@ var toolResult = `{"charge_id":"ch_3QkZ9xLm","iban":"` + iban + `","token":"` + 
 func testConfig() Config {
 	return Config{
 		PayloadKeys:       []string{"gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "idempotency_key"},
+		PayloadSources:    []string{"gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "idempotency_key"},
 		IdempotencyKeys:   []string{"idempotency_key", "http.request.header.idempotency-key"},
 		MessageAttributes: []string{"gen_ai.input.messages", "gen_ai.output.messages", "ai.prompt.messages", "ai.response.toolCalls", "mastra.*.output", "input.value", "output.value", "message", "tool_calls"},
 		FlattenedMessages: []string{"llm.input_messages", "llm.output_messages", "gen_ai.prompt", "gen_ai.completion"},
@@ -344,5 +345,38 @@ func TestValuesHoldNoPayload(t *testing.T) {
 	s, n := late.Scrub("late copy: " + card + " / " + email)
 	if n != 2 || strings.Contains(s, card) {
 		t.Errorf("Scrub = %q, %d", s, n)
+	}
+}
+
+// TestSourcesWithAPathHuntOnlyTheirElement: a source reading an element (request#params.arguments)
+// deletes the whole attribute from the tool span but hunts only the element's values, so
+// the JSON-RPC method and the tool name beside them stay in other spans; excluded values
+// (the trace's tool names) are never hunted.
+func TestSourcesWithAPathHuntOnlyTheirElement(t *testing.T) {
+	cfg := testConfig()
+	cfg.PayloadKeys = []string{"request"}
+	cfg.PayloadSources = []string{"request#params.arguments"}
+	tool := ptrace.NewSpan()
+	tool.SetName("MCP request: tools/call query_warehouse")
+	tool.Attributes().PutStr("request", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"query_warehouse","arguments":{"sku":"SKU-123456789","note":"query_warehouse twice"}}}`)
+	other := ptrace.NewSpan()
+	other.SetName("tools/call query_warehouse")
+	other.Attributes().PutStr("note", "asked for SKU-123456789 via tools/call")
+	r := New(cfg, nil)
+	b := r.Values()
+	b.Add(tool)
+	b.Exclude("query_warehouse")
+	vals := b.Done()
+	var st Stats
+	r.ToolSpan(tool, &st)
+	r.Span(other, vals, &st)
+	if _, ok := tool.Attributes().Get("request"); ok {
+		t.Error("the tool span's request was not deleted")
+	}
+	if other.Name() != "tools/call query_warehouse" {
+		t.Errorf("the tool name was scrubbed from a span name: %q", other.Name())
+	}
+	if v, _ := other.Attributes().Get("note"); v.Str() != "asked for "+Scrubbed+" via tools/call" {
+		t.Errorf("note = %q", v.Str())
 	}
 }

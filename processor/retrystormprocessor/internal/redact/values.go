@@ -69,15 +69,32 @@ func (v *Values) Len() int {
 
 // collector gathers the values of one trace before they are indexed.
 type collector struct {
-	minLen int
-	seen   map[uint64]struct{}
-	prints []valuePrint
+	minLen   int
+	seen     map[uint64]struct{}
+	prints   []valuePrint
+	excluded []uint64
 }
 
 func (c *collector) reset(minLen int) {
 	c.minLen = minLen
 	clear(c.seen)
 	c.prints = c.prints[:0]
+	c.excluded = c.excluded[:0]
+}
+
+func (c *collector) exclude(s string) {
+	if s = strings.TrimSpace(s); s != "" {
+		c.excluded = append(c.excluded, maphash.String(hashSeed, s))
+	}
+}
+
+// dropExcluded removes the excluded values as they are (a tool name has no escaped form
+// in a span name).
+func (c *collector) dropExcluded() {
+	if len(c.excluded) == 0 {
+		return
+	}
+	c.prints = slices.DeleteFunc(c.prints, func(p valuePrint) bool { return slices.Contains(c.excluded, p.sum) })
 }
 
 // addValue adds the leaves of an attribute value: the value itself when it is not a JSON

@@ -1,0 +1,71 @@
+package redact
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// payloadSource is one configured source: an attribute key, and the path of an element
+// inside it (a map or a JSON string) when the source reads one.
+type payloadSource struct {
+	key  string
+	path []string
+}
+
+func parseSources(list []string) []payloadSource {
+	out := make([]payloadSource, 0, len(list))
+	for _, s := range list {
+		key, path, found := strings.Cut(s, "#")
+		src := payloadSource{key: key}
+		if found && path != "" {
+			src.path = strings.Split(path, ".")
+		}
+		out = append(out, src)
+	}
+	return out
+}
+
+// read returns what src reads of attribute k with value v: the value, or its element.
+// Flattened forms of the key (key.a.b) are the value's own parts and are read whole.
+func (src payloadSource) read(k string, v pcommon.Value) (pcommon.Value, bool) {
+	if k != src.key {
+		if strings.HasPrefix(k, src.key+".") {
+			return v, true
+		}
+		return pcommon.Value{}, false
+	}
+	if len(src.path) == 0 {
+		return v, true
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeMap:
+		cur := v
+		for _, p := range src.path {
+			if cur.Type() != pcommon.ValueTypeMap {
+				return pcommon.Value{}, false
+			}
+			next, ok := cur.Map().Get(p)
+			if !ok {
+				return pcommon.Value{}, false
+			}
+			cur = next
+		}
+		return cur, true
+	case pcommon.ValueTypeStr:
+		parts := make([]string, len(src.path))
+		for i, p := range src.path {
+			parts[i] = gjson.Escape(p)
+		}
+		el := gjson.Get(v.Str(), strings.Join(parts, "."))
+		if !el.Exists() {
+			return pcommon.Value{}, false
+		}
+		if el.Type == gjson.String {
+			return pcommon.NewValueStr(el.Str), true
+		}
+		return pcommon.NewValueStr(el.Raw), true
+	}
+	return pcommon.Value{}, false
+}
