@@ -28,12 +28,36 @@ func TestReliabilitySummaryUnwritableAtStart(t *testing.T) {
 	if err := os.WriteFile(notADir, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A link at the path in a directory others can write to: following it would let anyone
+	// there choose the file whose mode is changed, whose last line is cut and appended to.
+	shared := filepath.Join(dir, "shared")
+	victim := filepath.Join(dir, "victim.txt")
+	const victimContent = "not the exporter's\npartial"
+	if err := os.Mkdir(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(victim, []byte(victimContent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := filepath.Join(shared, "storms.jsonl")
+	dangling := filepath.Join(shared, "dangling.jsonl")
+	if err := os.Symlink(victim, linked); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "missing.jsonl"), dangling); err != nil {
+		t.Fatal(err)
+	}
 	mnt := mountTmpfs(t, dir, 64)
 	remountTmpfs(t, mnt, true, 64)
 	for name, path := range map[string]string{
 		"parent is a file":         filepath.Join(notADir, "storms.jsonl"),
 		"read-only filesystem":     filepath.Join(mnt, "storms.jsonl"),
 		"read-only, new directory": filepath.Join(mnt, "storms", "storms.jsonl"),
+		"symlink to another file":  linked,
+		"dangling symlink":         dangling,
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := newRelConfig(t, dir)
@@ -55,6 +79,19 @@ func TestReliabilitySummaryUnwritableAtStart(t *testing.T) {
 			}
 			t.Logf("exit %v: %s", p.waitErr, lastErrorLine(log))
 		})
+	}
+	content, err := os.ReadFile(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(content) != victimContent {
+		t.Errorf("the symlink's target was written: %q", content)
+	}
+	if info, err := os.Stat(victim); err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("the symlink's target changed mode: %v %v", info.Mode(), err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "missing.jsonl")); err == nil {
+		t.Errorf("the dangling symlink's target was created")
 	}
 }
 

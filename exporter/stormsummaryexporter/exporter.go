@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -174,9 +175,14 @@ func seedIDs(path string, budget int64) ([]string, error) {
 			return nil, err
 		}
 		if len(backups) > 0 {
-			previous, err = summaryfile.Tail(backups[len(backups)-1], remaining)
-			if err != nil {
-				return nil, err
+			newest := backups[len(backups)-1]
+			// A link or FIFO under a backup's name is not the exporter's: reading through it
+			// could block the start or seed ids from someone else's file.
+			if info, err := os.Lstat(newest); err == nil && info.Mode().IsRegular() {
+				previous, err = summaryfile.Tail(newest, remaining)
+				if err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

@@ -54,7 +54,7 @@ func rotations(backups []string) int {
 	return len(distinct)
 }
 
-// waitForCompressedBackups waits for lumberjack's background compression to finish.
+// waitForCompressedBackups waits for the background compression after rotation to finish.
 func waitForCompressedBackups(t *testing.T, path string, n int) []string {
 	t.Helper()
 	var backups []string

@@ -10,13 +10,12 @@ import (
 	"path/filepath"
 
 	"go.uber.org/zap"
-	"gopkg.in/natefinch/lumberjack.v2"
 )
 
 const (
 	fileMode = 0o600
 	dirMode  = 0o700
-	// megabyte is lumberjack's unit for MaxSize.
+	// megabyte is the unit of rotation.max_megabytes.
 	megabyte = 1024 * 1024
 )
 
@@ -25,19 +24,20 @@ const (
 var errRecordTooLarge = errors.New("record larger than rotation.max_megabytes")
 
 // summaryFile appends whole batches of JSONL records to the rotated summary file. Each
-// batch is one Write, and lumberjack rotates before a Write that would overflow the file,
+// batch is one Write, and the rotator rotates before a Write that would overflow the file,
 // so a batch never spans two files; a failed Write is rolled back by truncating the file
-// to where it ended before, so no partial line survives. Not safe for concurrent use.
+// to where it ended before, so no partial line survives. No file at path is followed if
+// it is a symbolic link. Not safe for concurrent use.
 type summaryFile struct {
 	path     string
 	maxBytes int64
-	rotator  *lumberjack.Logger
+	rotator  *rotator
 	writer   io.Writer
 	// tornTail is set when a rollback could not truncate: the file may end in a partial
 	// line, and nothing may be appended until it is repaired.
 	tornTail bool
 	// written identifies the file the last successful write went to, to notice when the
-	// file at path was removed or replaced behind lumberjack's open handle.
+	// file at path was removed or replaced behind the rotator's open handle.
 	written os.FileInfo
 	logger  *zap.Logger
 }
@@ -55,13 +55,8 @@ func openSummaryFile(path string, rotation RotationConfig, logger *zap.Logger, w
 	f := &summaryFile{
 		path:     path,
 		maxBytes: int64(rotation.MaxMegabytes) * megabyte,
-		rotator: &lumberjack.Logger{
-			Filename:   path,
-			MaxSize:    rotation.MaxMegabytes,
-			MaxBackups: rotation.MaxBackups,
-			Compress:   rotation.Compress,
-		},
-		logger: logger,
+		rotator:  newRotator(path, rotation, logger),
+		logger:   logger,
 	}
 	f.writer = f.rotator
 	if wrap != nil {
@@ -99,8 +94,10 @@ func ensureDir(dir string, logger *zap.Logger) error {
 	return nil
 }
 
+// ensureFile creates the file or tightens an existing one's mode, through a descriptor
+// opened without following a symbolic link, so nothing else's mode is changed.
 func ensureFile(path string) error {
-	file, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
+	file, err := openRegular(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
 	if err != nil {
 		return fmt.Errorf("open summary file: %w", err)
 	}
@@ -158,7 +155,7 @@ func (f *summaryFile) appendWhole(chunk []byte) error {
 	}
 	n, err := f.writer.Write(chunk)
 	if err == nil && n == len(chunk) {
-		f.written, _ = os.Stat(f.path)
+		f.written, _ = os.Lstat(f.path)
 		return nil
 	}
 	if err == nil {
@@ -172,9 +169,10 @@ func (f *summaryFile) appendWhole(chunk []byte) error {
 
 // currentFile stats the file at path before a write. When it was removed (cleanup by
 // hand, a log rotation tool) it is recreated with the exporter's modes; when it was replaced,
-// the rotating writer is closed so the write goes to the file at path, not to the old handle.
+// the rotating writer is closed so the write goes to the file at path, not to the old handle;
+// when it was replaced by a symbolic link, the write fails.
 func (f *summaryFile) currentFile() (os.FileInfo, error) {
-	info, err := os.Stat(f.path)
+	info, err := os.Lstat(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		f.logger.Warn("summary file disappeared; creating it again", zap.String("summary.path", f.path))
 		if err := f.rotator.Close(); err != nil {
@@ -186,10 +184,14 @@ func (f *summaryFile) currentFile() (os.FileInfo, error) {
 		if err := ensureFile(f.path); err != nil {
 			return nil, err
 		}
-		info, err = os.Stat(f.path)
+		info, err = os.Lstat(f.path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stat summary file before appending: %w", err)
+	}
+	if err := checkRegular(f.path, info); err != nil {
+		_ = f.rotator.Close()
+		return nil, fmt.Errorf("append to summary file: %w", err)
 	}
 	if f.written != nil && !os.SameFile(f.written, info) {
 		if err := f.rotator.Close(); err != nil {
@@ -204,10 +206,16 @@ func (f *summaryFile) currentFile() (os.FileInfo, error) {
 func (f *summaryFile) rollback(before os.FileInfo) error {
 	// Closing makes the next write reopen the file in append mode at its real size.
 	closeErr := f.rotator.Close()
-	after, err := os.Stat(f.path)
+	file, err := openRegular(f.path, os.O_WRONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return closeErr
 	}
+	if err != nil {
+		f.tornTail = true
+		return errors.Join(closeErr, fmt.Errorf("open summary file to roll back a failed write: %w", err))
+	}
+	defer file.Close()
+	after, err := file.Stat()
 	if err != nil {
 		f.tornTail = true
 		return errors.Join(closeErr, fmt.Errorf("stat summary file to roll back a failed write: %w", err))
@@ -219,7 +227,7 @@ func (f *summaryFile) rollback(before os.FileInfo) error {
 	if after.Size() <= keep {
 		return closeErr
 	}
-	if err := os.Truncate(f.path, keep); err != nil {
+	if err := file.Truncate(keep); err != nil {
 		f.tornTail = true
 		return errors.Join(closeErr, fmt.Errorf("truncate summary file to roll back a failed write: %w", err))
 	}
@@ -229,16 +237,21 @@ func (f *summaryFile) rollback(before os.FileInfo) error {
 // repairTail drops a trailing partial line (left by a crash mid-write or a rollback that
 // could not truncate) so the next record starts on its own line.
 func (f *summaryFile) repairTail() error {
-	keep, size, err := lastLineEnd(f.path)
+	file, err := openRegular(f.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		f.tornTail = false
 		return nil
 	}
 	if err != nil {
+		return fmt.Errorf("open summary file to check its end: %w", err)
+	}
+	defer file.Close()
+	keep, size, err := lastLineEnd(file)
+	if err != nil {
 		return err
 	}
 	if keep < size {
-		if err := os.Truncate(f.path, keep); err != nil {
+		if err := truncateFile(f.path, file, keep); err != nil {
 			return fmt.Errorf("truncate partial line at the end of the summary file: %w", err)
 		}
 		f.logger.Warn("dropped a partial line at the end of the summary file",
@@ -251,14 +264,31 @@ func (f *summaryFile) repairTail() error {
 	return nil
 }
 
-// lastLineEnd returns the offset just after the file's last newline (0 when it has none)
-// and the file size.
-func lastLineEnd(path string) (int64, int64, error) {
-	file, err := os.Open(path)
+// truncateFile truncates the file read, opened again for writing without following a link;
+// a file put at path since it was read is left alone.
+func truncateFile(path string, read *os.File, size int64) error {
+	file, err := openRegular(path, os.O_WRONLY, 0)
 	if err != nil {
-		return 0, 0, fmt.Errorf("open summary file to check its end: %w", err)
+		return err
 	}
 	defer file.Close()
+	readInfo, err := read.Stat()
+	if err != nil {
+		return err
+	}
+	info, err := file.Stat()
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(readInfo, info) {
+		return fmt.Errorf("%s was replaced while it was being repaired", path)
+	}
+	return file.Truncate(size)
+}
+
+// lastLineEnd returns the offset just after the file's last newline (0 when it has none)
+// and the file size.
+func lastLineEnd(file *os.File) (int64, int64, error) {
 	info, err := file.Stat()
 	if err != nil {
 		return 0, 0, fmt.Errorf("stat summary file to check its end: %w", err)
@@ -279,9 +309,10 @@ func lastLineEnd(path string) (int64, int64, error) {
 	return 0, info.Size(), nil
 }
 
-// close closes the current file; lumberjack reopens it if anything writes again.
+// close closes the current file and waits for a backup compression in progress; the
+// rotator reopens the file if anything writes again.
 func (f *summaryFile) close() error {
-	if err := f.rotator.Close(); err != nil {
+	if err := f.rotator.stop(); err != nil {
 		return fmt.Errorf("close summary file: %w", err)
 	}
 	return nil

@@ -88,7 +88,7 @@ func callKeys(lines []map[string]any) []string {
 	return out
 }
 
-// A failed write that made lumberjack rotate first lands in a fresh file: the rollback
+// A failed write that made the rotator rotate first lands in a fresh file: the rollback
 // empties that file and leaves the rotated one untouched.
 func TestFailedWriteAfterRotationRollsBackTheNewFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "storms.jsonl")

@@ -160,7 +160,7 @@ var _ component.Config = (*Config)(nil)
 
 // Validate checks the configuration without touching the file system or the environment.
 func (cfg *Config) Validate() error {
-	var errs error
+	errs := cfg.validateBounds()
 	if cfg.DecisionWait <= 0 {
 		errs = errors.Join(errs, errors.New("decision_wait must be greater than 0"))
 	}

@@ -1,6 +1,7 @@
 package retrystormprocessor
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -73,6 +74,17 @@ func TestLoadConfig(t *testing.T) {
 		}},
 		{name: "bad_cache", wantErr: []string{
 			"decision_cache.kept_traces must not be negative", "decision_cache.dropped_traces must not be negative",
+		}},
+		{name: "too_large", wantErr: []string{
+			"num_shards must be at most 1024 (about 70 MB)",
+			"decision_cache.kept_traces must be at most 10000000 (about 1.5 GB)",
+			"decision_cache.dropped_traces must be at most 50000000 (about 2.4 GB)",
+			"divergence.stale_cache.remembered_results must be at most 10000000 (about 320 MB, allocated at start)",
+		}},
+		{name: "at_bounds", check: func(t *testing.T, cfg *Config) {
+			assert.Equal(t, maxNumShards, cfg.NumShards)
+			assert.Equal(t, DecisionCacheConfig{KeptTraces: maxKeptTraces, DroppedTraces: maxDroppedTraces}, cfg.DecisionCache)
+			assert.Equal(t, maxRememberedResults, cfg.Divergence.StaleCache.RememberedResults)
 		}},
 		{name: "bad_completeness", wantErr: []string{`completeness.required[1] has unknown field "tool_id" (want one of `}},
 		{name: "bad_recognition", wantErr: []string{
@@ -156,4 +168,27 @@ func checkFullConfig(t *testing.T, cfg *Config) {
 	assert.Equal(t, "answer.cites", ac.Findings.CitedAssetsAttribute)
 	want := toolspan.FieldRunID | toolspan.FieldCallID | toolspan.FieldAttempt | toolspan.FieldToolName | toolspan.FieldArgsHash | toolspan.FieldStatus
 	assert.Equal(t, want, ac.Findings.Required)
+}
+
+func TestToolOverridesAreBounded(t *testing.T) {
+	for _, tt := range []struct {
+		tools   int
+		wantErr string
+	}{
+		{tools: maxToolOverrides},
+		{tools: maxToolOverrides + 1, wantErr: "sampling.tools must list at most 10000 tools, got 10001"},
+	} {
+		tools := make(map[string]any, tt.tools)
+		for i := range tt.tools {
+			tools[fmt.Sprintf("tool_%05d", i)] = map[string]any{"clean_percent": 1}
+		}
+		cfg := createDefaultConfig().(*Config)
+		require.NoError(t, confmap.NewFromStringMap(map[string]any{"sampling": map[string]any{"tools": tools}}).Unmarshal(cfg))
+		err := confmap.Validate(cfg)
+		if tt.wantErr == "" {
+			assert.NoError(t, err)
+			continue
+		}
+		assert.EqualError(t, err, tt.wantErr)
+	}
 }

@@ -147,6 +147,7 @@ func (t *telemetry) analysed(tr *analysis.Trace) {
 	t.add(t.b.ProcessorRetryStormIncompleteAttempts, int64(tr.IncompleteAttempts), nil)
 	t.add(t.b.ProcessorRetryStormCalls, int64(tr.Calls), nil)
 	t.add(t.b.ProcessorRetryStormDegradedCalls, int64(tr.DegradedCalls), nil)
+	t.clampedTimestamps(tr.ClampedStarts, tr.ClampedEnds)
 	for _, u := range tr.Units {
 		if u.StatusFlip {
 			t.add(t.b.ProcessorRetryStormStatusFlipCalls, 1, nil)
@@ -167,6 +168,7 @@ func (t *telemetry) triaged(st *analysis.Settled) {
 	t.add(t.b.ProcessorRetryStormToolAttempts, int64(st.ToolAttempts), nil)
 	t.add(t.b.ProcessorRetryStormCalls, int64(st.Calls), nil)
 	t.add(t.b.ProcessorRetryStormDegradedCalls, int64(st.DegradedCalls), nil)
+	t.clampedTimestamps(st.ClampedStarts, st.ClampedEnds)
 }
 
 // decided records one trace decision.

@@ -83,6 +83,8 @@ type Trace struct {
 	Calls              int
 	DegradedCalls      int
 	Remaps             int
+	// ClampedStarts and ClampedEnds count the attempts' times past toolspan.MaxTimestamp.
+	ClampedStarts, ClampedEnds int
 }
 
 // Analyzer analyses traces. It is not safe for concurrent use: make one per goroutine;
@@ -126,6 +128,9 @@ func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 		}
 		// Nested duplicates are records, not attempts: they ran once.
 		out.ToolAttempts += len(c.Attempts)
+		for _, a := range c.Attempts {
+			out.ClampedStarts, out.ClampedEnds = countClamped(&a.Attempt, out.ClampedStarts, out.ClampedEnds)
+		}
 	}
 	units := grouping.Units(calls)
 	dup := findings.DuplicateSideEffects(units)
@@ -257,4 +262,15 @@ func (an *Analyzer) signals(out *Trace) {
 			break
 		}
 	}
+}
+
+// countClamped adds a's clamped start and end to the counts.
+func countClamped(a *toolspan.Attempt, starts, ends int) (int, int) {
+	if a.Clamped&toolspan.FieldStart != 0 {
+		starts++
+	}
+	if a.Clamped&toolspan.FieldEnd != 0 {
+		ends++
+	}
+	return starts, ends
 }

@@ -26,6 +26,8 @@ type Quick struct {
 	ToolAttempts  int
 	Calls         int
 	DegradedCalls int
+	// ClampedStarts and ClampedEnds count the attempts' times past toolspan.MaxTimestamp.
+	ClampedStarts, ClampedEnds int
 	// printed holds the node and result fingerprint of each attempt with a result.
 	printed []printedResult
 	// stop names the check that ended a triage without proof, for tests.
@@ -200,7 +202,9 @@ func (an *Analyzer) TriageIndexed(q *Quick) *Quick {
 	}
 	q.Clean = true
 	q.ToolAttempts, q.Calls = len(attempts), len(attempts)
+	q.ClampedStarts, q.ClampedEnds = 0, 0
 	for i := range attempts {
+		q.ClampedStarts, q.ClampedEnds = countClamped(&attempts[i].Attempt, q.ClampedStarts, q.ClampedEnds)
 		if name := attempts[i].ToolName; !slices.Contains(q.Tools, name) {
 			q.Tools = append(q.Tools, name)
 		}
@@ -396,6 +400,8 @@ type Settled struct {
 	ToolAttempts  int
 	Calls         int
 	DegradedCalls int
+	// ClampedStarts and ClampedEnds count the attempts' times past toolspan.MaxTimestamp.
+	ClampedStarts, ClampedEnds int
 	// results are the ok results' fingerprints and start times, for the stale-cache memory.
 	results []settledResult
 }
@@ -414,6 +420,8 @@ func (an *Analyzer) Settle(q *Quick, traceState string) *Settled {
 		ToolAttempts:  q.ToolAttempts,
 		Calls:         q.Calls,
 		DegradedCalls: q.DegradedCalls,
+		ClampedStarts: q.ClampedStarts,
+		ClampedEnds:   q.ClampedEnds,
 	}
 	nodes := q.Tree.Nodes
 	if len(nodes) > 0 {
@@ -422,7 +430,8 @@ func (an *Analyzer) Settle(q *Quick, traceState string) *Settled {
 	if an.mem != nil && len(q.printed) > 0 {
 		st.results = make([]settledResult, len(q.printed))
 		for i, r := range q.printed {
-			st.results[i] = settledResult{print: r.print, at: nodes[r.node].Span.StartTimestamp()}
+			at, _ := toolspan.ClampTimestamp(nodes[r.node].Span.StartTimestamp())
+			st.results[i] = settledResult{print: r.print, at: at}
 		}
 	}
 	return st

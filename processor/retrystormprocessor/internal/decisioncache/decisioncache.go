@@ -59,9 +59,9 @@ func (c *Cache[V]) Len() (kept, dropped int) {
 }
 
 // Set is a bounded set of trace ids that forgets the oldest insert first. It stores a 64-bit
-// fingerprint per trace (about 24 bytes per entry with the index): a trace is reported
-// dropped by mistake only when its fingerprint collides with a remembered one, odds of
-// size/2^64 per lookup.
+// fingerprint per trace (30–48 bytes per entry with the index, by the map's load): a trace
+// is reported dropped by mistake only when its fingerprint collides with a remembered one,
+// odds of size/2^64 per lookup.
 type Set struct {
 	ring  []uint64
 	next  int

@@ -17,6 +17,7 @@ const (
 	MetricSpansDropped       = prefix + "spans_dropped"
 	MetricToolAttempts       = prefix + "tool_attempts"
 	MetricIncompleteAttempts = prefix + "incomplete_attempts"
+	MetricTimestampsClamped  = prefix + "timestamps_clamped"
 	MetricCalls              = prefix + "calls"
 	MetricDegradedCalls      = prefix + "degraded_calls"
 	MetricStormCalls         = prefix + "storm_calls"
@@ -54,6 +55,7 @@ type TelemetryBuilder struct {
 	ProcessorRetryStormSpansDropped       metric.Int64Counter
 	ProcessorRetryStormToolAttempts       metric.Int64Counter
 	ProcessorRetryStormIncompleteAttempts metric.Int64Counter
+	ProcessorRetryStormTimestampsClamped  metric.Int64Counter
 	ProcessorRetryStormCalls              metric.Int64Counter
 	ProcessorRetryStormDegradedCalls      metric.Int64Counter
 	ProcessorRetryStormStormCalls         metric.Int64Counter
@@ -110,6 +112,7 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 		{&b.ProcessorRetryStormSpansDropped, MetricSpansDropped, "{span}", "Spans not forwarded, by cause (sampled_out, late, next_consumer_error, shutdown)."},
 		{&b.ProcessorRetryStormToolAttempts, MetricToolAttempts, "{attempt}", "Tool-call attempts in decided traces."},
 		{&b.ProcessorRetryStormIncompleteAttempts, MetricIncompleteAttempts, "{attempt}", "Attempts missing a required or carried field."},
+		{&b.ProcessorRetryStormTimestampsClamped, MetricTimestampsClamped, "{timestamp}", "Tool-attempt start or end times past 2262-04-11 (int64 nanoseconds) clamped to that instant, by field (start, end)."},
 		{&b.ProcessorRetryStormCalls, MetricCalls, "{call}", "Logical tool calls in decided traces."},
 		{&b.ProcessorRetryStormDegradedCalls, MetricDegradedCalls, "{call}", "Logical calls grouped without a call id (parent, tool name, args hash)."},
 		{&b.ProcessorRetryStormStormCalls, MetricStormCalls, "{call}", "Retry storms, by class and tool (tool names bounded, overflow _other)."},

@@ -1,6 +1,8 @@
 package toolspan
 
 import (
+	"math"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -87,12 +89,45 @@ type Attempt struct {
 	Remap          *outcome.Remap
 	// Present is the set of fields the span carried.
 	Present Field
+	// Clamped holds FieldStart and/or FieldEnd when that timestamp was past MaxTimestamp.
+	Clamped Field
 	// RedactKeys are the raw payload attributes present on the span.
 	RedactKeys []string
 }
 
 // Has reports whether the span carried field f.
 func (a *Attempt) Has(f Field) bool { return a.Present&f != 0 }
+
+// MaxTimestamp is the latest span time the analysis works with: math.MaxInt64 ns after
+// the epoch (2262-04-11T23:47:16.854775807Z), the last instant both time.Time from
+// AsTime and int64 nanoseconds represent. A span time past it (OTLP allows up to 2^64−1)
+// is clamped to it, so no record time wraps into 1969 and no duration or age goes negative.
+const MaxTimestamp = pcommon.Timestamp(math.MaxInt64)
+
+// ClampTimestamp returns ts, or MaxTimestamp and true when ts is later.
+func ClampTimestamp(ts pcommon.Timestamp) (pcommon.Timestamp, bool) {
+	if ts > MaxTimestamp {
+		return MaxTimestamp, true
+	}
+	return ts, false
+}
+
+// setTimes reads the span's start and end, clamped to MaxTimestamp, into a.
+func (a *Attempt) setTimes(span ptrace.Span) {
+	var clamped bool
+	if a.Start, clamped = ClampTimestamp(span.StartTimestamp()); clamped {
+		a.Clamped |= FieldStart
+	}
+	if a.End, clamped = ClampTimestamp(span.EndTimestamp()); clamped {
+		a.Clamped |= FieldEnd
+	}
+	if a.Start != 0 {
+		a.Present |= FieldStart
+	}
+	if a.End != 0 {
+		a.Present |= FieldEnd
+	}
+}
 
 // DurationNanos is the attempt's duration, 0 when it did not end after it started.
 func (a *Attempt) DurationNanos() int64 {

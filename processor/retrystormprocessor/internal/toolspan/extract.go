@@ -98,14 +98,8 @@ func (x *Extractor) Extract(span ptrace.Span, res pcommon.Resource) Attempt {
 	a := Attempt{
 		Span: span, Resource: res,
 		SpanID: span.SpanID(), ParentID: span.ParentSpanID(),
-		Start: span.StartTimestamp(), End: span.EndTimestamp(),
 	}
-	if a.Start != 0 {
-		a.Present |= FieldStart
-	}
-	if a.End != 0 {
-		a.Present |= FieldEnd
-	}
+	a.setTimes(span)
 	x.readIdentity(&a, span.Name(), at)
 	x.readHashes(&a, at)
 	x.readCosts(&a, at)

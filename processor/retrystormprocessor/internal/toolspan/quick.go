@@ -31,13 +31,7 @@ func (x *Extractor) Glance(span ptrace.Span) Glance {
 	a := &g.Attempt
 	a.Span = span
 	a.SpanID, a.ParentID = span.SpanID(), span.ParentSpanID()
-	a.Start, a.End = span.StartTimestamp(), span.EndTimestamp()
-	if a.Start != 0 {
-		a.Present |= FieldStart
-	}
-	if a.End != 0 {
-		a.Present |= FieldEnd
-	}
+	a.setTimes(span)
 	attrs := x.index.load(span.Attributes())
 	x.readIdentity(a, span.Name(), attrs)
 	x.readCosts(a, attrs)

@@ -1,0 +1,19 @@
+package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+
+import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Attribute sets of timestamps_clamped, by which time of an attempt was clamped.
+var (
+	clampedStart = metric.WithAttributeSet(attribute.NewSet(attribute.String("field", "start")))
+	clampedEnd   = metric.WithAttributeSet(attribute.NewSet(attribute.String("field", "end")))
+)
+
+// clampedTimestamps counts the attempt times of one decided trace that were past what
+// int64 nanoseconds hold and were clamped, not wrapped (toolspan.MaxTimestamp).
+func (t *telemetry) clampedTimestamps(starts, ends int) {
+	t.add(t.b.ProcessorRetryStormTimestampsClamped, int64(starts), clampedStart)
+	t.add(t.b.ProcessorRetryStormTimestampsClamped, int64(ends), clampedEnd)
+}
