@@ -120,10 +120,11 @@ type jsonFields struct {
 	callID, arg, cont bool
 }
 
-func newJSONFields(r gjson.Result) *jsonFields {
+func fieldsOf(ms []member) *jsonFields {
 	f := &jsonFields{}
-	r.ForEach(func(k, v gjson.Result) bool {
-		switch key := k.Str; {
+	for _, m := range ms {
+		v := m.v
+		switch key := m.key; {
 		case key == "type":
 			f.typ, f.hasType = v.Str, v.Type == gjson.String
 		case key == "role":
@@ -135,8 +136,7 @@ func newJSONFields(r gjson.Result) *jsonFields {
 		case argMembers[key]:
 			f.arg = true
 		}
-		return true
-	})
+	}
 	return f
 }
 

@@ -380,3 +380,15 @@ func TestSourcesWithAPathHuntOnlyTheirElement(t *testing.T) {
 		t.Errorf("note = %q", v.Str())
 	}
 }
+
+// TestEscapesOfIsConservative: a form escapesOf says cannot differ never does.
+func TestEscapesOfIsConservative(t *testing.T) {
+	for _, s := range []string{"plain-value_1.2~", "jane.doe+x@example.com", `a"b\c`, "tab\there", "<b>&amp;", "héllo wörld", "a b/c?d=e;f", "\u2028line", "\xff\xfe bad utf8"} {
+		bits := escapesOf(s)
+		for i, form := range variants {
+			if i > 0 && bits&(1<<i) == 0 && form(s) != s {
+				t.Errorf("variant %d of %q is %q, but escapesOf said it cannot differ", i, s, form(s))
+			}
+		}
+	}
+}

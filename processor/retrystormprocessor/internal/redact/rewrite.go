@@ -24,6 +24,11 @@ type rewriter struct {
 	// memo holds rewritten array elements of the trace being redacted: a model span's input
 	// repeats the conversation every earlier span carried, so most elements were seen.
 	memo map[uint64]memoEntry
+	// hashes holds the markers' hashes of the trace being redacted, by the raw text they
+	// replace: the same payload is copied into many messages.
+	hashes map[uint64]string
+	// scratch holds the members of the object being rewritten at each depth.
+	scratch [][]member
 }
 
 type memoEntry struct {
@@ -35,7 +40,10 @@ type memoEntry struct {
 const memoMin = 64
 
 // reset forgets the previous trace's elements.
-func (w *rewriter) reset() { clear(w.memo) }
+func (w *rewriter) reset() {
+	clear(w.memo)
+	clear(w.hashes)
+}
 
 // Marker is what replaces a tool call's arguments or a tool response's content inside a
 // message: the hash of the value it replaces, computed as retrystorm.args.hash and
@@ -68,13 +76,14 @@ func (w *rewriter) jsonDocument(doc string) (out string, ok bool) {
 // json returns the raw text of r rewritten; r sits in member parentKey of its parent (an
 // element of it when inList).
 func (w *rewriter) json(r gjson.Result, parentKey string, inList bool, ctx context, depth int) string {
-	if depth >= maxDepth {
+	if depth >= maxDepth || w.nothingToDo(r.Raw, parentKey, ctx) {
 		return r.Raw
 	}
 	switch {
 	case r.IsObject():
-		p := classify(newJSONFields(r), parentKey, inList)
-		return w.splice(r, func(key string, v gjson.Result) (string, bool) {
+		members := w.members(r, depth)
+		p := classify(fieldsOf(members), parentKey, inList)
+		return w.spliceMembers(r, members, func(key string, v gjson.Result) (string, bool) {
 			marker, text := w.replacement(p, ctx, key, v.Type == gjson.String)
 			switch {
 			case marker:
@@ -121,6 +130,69 @@ func (w *rewriter) json(r gjson.Result, parentKey string, inList bool, ctx conte
 	return r.Raw
 }
 
+// nothingToDo reports a value that cannot hold a tool payload part: with prompt text kept,
+// only a tool call, a tool response or a tool message is rewritten, and each of them is
+// named by a key or value containing "tool", "function" or "python" (any of them
+// capitalised) — in the value itself, or in the member that holds it. One fast substring
+// search then spares parsing text messages and plain parts.
+func (w *rewriter) nothingToDo(raw, parentKey string, ctx context) bool {
+	if !w.keepText || ctx != ctxNone || callWrappers[parentKey] || resultWrappers[parentKey] ||
+		callLists[parentKey] || resultLists[parentKey] {
+		return false
+	}
+	for _, t := range toolWords {
+		if strings.Contains(raw, t) {
+			return false
+		}
+	}
+	return true
+}
+
+var toolWords = [...]string{"ool", "OOL", "unction", "UNCTION", "ython", "YTHON"}
+
+// member is one member of a JSON object.
+type member struct {
+	key string
+	v   gjson.Result
+}
+
+// members lists the members of object r, in scratch space of its depth.
+func (w *rewriter) members(r gjson.Result, depth int) []member {
+	for len(w.scratch) <= depth {
+		w.scratch = append(w.scratch, nil)
+	}
+	ms := w.scratch[depth][:0]
+	r.ForEach(func(k, v gjson.Result) bool {
+		ms = append(ms, member{k.Str, v})
+		return true
+	})
+	w.scratch[depth] = ms
+	return ms
+}
+
+// spliceMembers is splice over members already listed.
+func (w *rewriter) spliceMembers(r gjson.Result, ms []member, rewrite func(key string, v gjson.Result) (string, bool)) string {
+	var b strings.Builder
+	done := 0
+	for _, m := range ms {
+		out, changed := rewrite(m.key, m.v)
+		at := m.v.Index - r.Index
+		if changed && at >= done && at+len(m.v.Raw) <= len(r.Raw) && r.Raw[at:at+len(m.v.Raw)] == m.v.Raw {
+			if b.Len() == 0 {
+				b.Grow(len(r.Raw))
+			}
+			b.WriteString(r.Raw[done:at])
+			b.WriteString(out)
+			done = at + len(m.v.Raw)
+		}
+	}
+	if done == 0 {
+		return r.Raw
+	}
+	b.WriteString(r.Raw[done:])
+	return b.String()
+}
+
 // memoKey identifies an array element by what its rewriting depends on.
 func memoKey(parentKey string, ctx context, depth int, raw string) uint64 {
 	var h maphash.Hash
@@ -160,6 +232,19 @@ func (w *rewriter) splice(r gjson.Result, member func(key string, v gjson.Result
 
 // hashJSON is the hash of a JSON value as the tool span's hash of the same value would be.
 func (w *rewriter) hashJSON(v gjson.Result) string {
+	key := maphash.String(hashSeed, v.Raw)
+	if h, ok := w.hashes[key]; ok {
+		return h
+	}
+	h := w.hashRaw(v)
+	if w.hashes == nil {
+		w.hashes = map[uint64]string{}
+	}
+	w.hashes[key] = h
+	return h
+}
+
+func (w *rewriter) hashRaw(v gjson.Result) string {
 	switch v.Type {
 	case gjson.String:
 		return w.hasher.Value(pcommon.NewValueStr(v.Str))

@@ -12,13 +12,15 @@ import (
 type payloadSource struct {
 	key  string
 	path []string
+	// flat is key+".", the prefix of flattened forms.
+	flat string
 }
 
 func parseSources(list []string) []payloadSource {
 	out := make([]payloadSource, 0, len(list))
 	for _, s := range list {
 		key, path, found := strings.Cut(s, "#")
-		src := payloadSource{key: key}
+		src := payloadSource{key: key, flat: key + "."}
 		if found && path != "" {
 			src.path = strings.Split(path, ".")
 		}
@@ -31,7 +33,7 @@ func parseSources(list []string) []payloadSource {
 // Flattened forms of the key (key.a.b) are the value's own parts and are read whole.
 func (src payloadSource) read(k string, v pcommon.Value) (pcommon.Value, bool) {
 	if k != src.key {
-		if strings.HasPrefix(k, src.key+".") {
+		if strings.HasPrefix(k, src.flat) {
 			return v, true
 		}
 		return pcommon.Value{}, false

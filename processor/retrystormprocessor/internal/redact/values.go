@@ -124,8 +124,10 @@ func (c *collector) addValue(v pcommon.Value, depth int) {
 }
 
 // addText adds a string: its JSON leaves when it holds a JSON container, else itself.
+// A document that does not parse is read as far as gjson reads it: at worst a few more
+// values are hunted.
 func (c *collector) addText(s string, depth int) {
-	if looksLikeContainer(s) && depth < maxDepth && gjson.Valid(s) {
+	if looksLikeContainer(s) && depth < maxDepth {
 		c.addJSON(gjson.Parse(s), depth+1)
 		return
 	}
@@ -171,9 +173,16 @@ func (c *collector) addLeaf(s string) {
 	if c.seen == nil {
 		c.seen = map[uint64]struct{}{}
 	}
+	differs := escapesOf(s)
+	if len(s) > maxURLValue {
+		differs &^= 1<<4 | 1<<5
+	}
 	for i, form := range variants {
 		f := s
 		if i > 0 {
+			if differs&(1<<i) == 0 {
+				continue
+			}
 			if f = form(s); f == s {
 				continue
 			}
@@ -185,6 +194,30 @@ func (c *collector) addLeaf(s string) {
 		c.seen[sum] = struct{}{}
 		c.prints = append(c.prints, valuePrint{prefix: prefixOf(f, c.minLen), n: uint32(len(f)), sum: sum})
 	}
+}
+
+// maxURLValue is the longest value hunted URL-escaped too: what goes into a URL is an id,
+// an address, a short query, not a paragraph.
+const maxURLValue = 128
+
+// escapesOf has bit i set when variants[i] may write s differently: one pass over its
+// bytes, so a plain value (digits, letters, - _ .) costs no escaping.
+func escapesOf(s string) uint8 {
+	var bits uint8
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '~':
+			continue
+		case c == '"' || c == '\\' || c < 0x20:
+			bits |= 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5
+		case c == '<' || c == '>' || c == '&' || c >= 0x80:
+			bits |= 1<<3 | 1<<4 | 1<<5
+		default:
+			bits |= 1<<4 | 1<<5
+		}
+	}
+	return bits
 }
 
 // jsonEscape escapes s as JSON.stringify does inside a string: quote, backslash and
