@@ -61,7 +61,7 @@ func CanonicalValue(v pcommon.Value) []byte {
 	var buf bytes.Buffer
 	if v.Type() == pcommon.ValueTypeStr {
 		s := v.Str()
-		if looksLikeJSONContainer(s) {
+		if LooksLikeJSONContainer(s) {
 			if out, err := canonicalAppend(make([]byte, 0, len(s)), []byte(s)); err == nil {
 				return out
 			}
@@ -72,7 +72,9 @@ func CanonicalValue(v pcommon.Value) []byte {
 	return buf.Bytes()
 }
 
-func looksLikeJSONContainer(s string) bool {
+// LooksLikeJSONContainer reports whether s starts, after white space, like a JSON object
+// or array.
+func LooksLikeJSONContainer(s string) bool {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case ' ', '\t', '\n', '\r':

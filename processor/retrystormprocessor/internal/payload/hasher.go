@@ -68,7 +68,7 @@ func (x *Hasher) ValuePath(v pcommon.Value, path []string) (string, bool) {
 // written to the Hasher's scratch space.
 func (x *Hasher) canonicalPath(v pcommon.Value, path []string) ([]byte, bool) {
 	x.scratch = x.scratch[:0]
-	if v.Type() == pcommon.ValueTypeStr && looksLikeJSONContainer(v.Str()) {
+	if v.Type() == pcommon.ValueTypeStr && LooksLikeJSONContainer(v.Str()) {
 		doc := stringBytes(v.Str())
 		if len(path) == 0 {
 			if isCanonical(doc) {
@@ -127,7 +127,7 @@ func unsafeString(b []byte) string {
 func (x *Hasher) StringAt(v pcommon.Value, path []string) (string, bool) {
 	if len(path) > 0 && v.Type() == pcommon.ValueTypeStr {
 		// In a JSON string document the element is decoded where it stands.
-		if !looksLikeJSONContainer(v.Str()) {
+		if !LooksLikeJSONContainer(v.Str()) {
 			return "", false
 		}
 		elem, ok := rawElement(stringBytes(v.Str()), path)
@@ -164,7 +164,7 @@ func (x *Hasher) ValuePathPrint(v pcommon.Value, path []string, digest bool) (st
 		h, _ := x.ValuePath(v, path)
 		return h, p, true
 	}
-	if v.Type() == pcommon.ValueTypeStr && looksLikeJSONContainer(v.Str()) {
+	if v.Type() == pcommon.ValueTypeStr && LooksLikeJSONContainer(v.Str()) {
 		// An element of a JSON string document: fingerprinted as sent too.
 		elem, ok := rawElement(stringBytes(v.Str()), path)
 		if !ok {

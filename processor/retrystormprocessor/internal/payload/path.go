@@ -43,7 +43,7 @@ func (c *canonicalizer) valuePath(dst []byte, v pcommon.Value, path []string) ([
 		return append(dst, CanonicalValue(cur)...), true
 	case pcommon.ValueTypeStr:
 		s := v.Str()
-		if !looksLikeJSONContainer(s) {
+		if !LooksLikeJSONContainer(s) {
 			return dst, false
 		}
 		elem, ok := rawElement(stringBytes(s), path)
@@ -65,7 +65,7 @@ func (c *canonicalizer) element(dst, elem []byte) ([]byte, bool) {
 	// An element holding JSON in a string hashes like the same element as a map,
 	// matching CanonicalValue.
 	if tok := out[len(dst):]; len(tok) > 0 && tok[0] == '"' {
-		if inner, ok := unquote(tok); ok && looksLikeJSONContainer(inner) {
+		if inner, ok := unquote(tok); ok && LooksLikeJSONContainer(inner) {
 			// Written after the string, not over it: a document that turns out invalid
 			// halfway must leave the string intact.
 			if canon, err := canonicalAppend(out, []byte(inner)); err == nil {
@@ -86,7 +86,7 @@ func (c *canonicalizer) stringElement(tok []byte) (string, bool) {
 	if err != nil || c.pos != len(tok) {
 		return "", false
 	}
-	if len(b) > 0 && looksLikeJSONContainer(unsafeString(b)) && validJSON(b) {
+	if len(b) > 0 && LooksLikeJSONContainer(unsafeString(b)) && validJSON(b) {
 		return "", false
 	}
 	if utf8.Valid(b) {

@@ -27,7 +27,7 @@ func valuePathViaDecoder(s string, path []string) ([]byte, bool) {
 			return nil, false
 		}
 	}
-	if inner, ok := doc.(string); ok && looksLikeJSONContainer(inner) {
+	if inner, ok := doc.(string); ok && LooksLikeJSONContainer(inner) {
 		if out, err := canonicalAppend(nil, []byte(inner)); err == nil {
 			return out, true
 		}
@@ -105,7 +105,7 @@ func elementDepth(doc string, path []string) int {
 			return 0
 		}
 	}
-	if s, ok := v.(string); ok && looksLikeJSONContainer(s) {
+	if s, ok := v.(string); ok && LooksLikeJSONContainer(s) {
 		if json.Unmarshal([]byte(s), &v) != nil {
 			return 0
 		}

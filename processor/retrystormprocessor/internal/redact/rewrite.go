@@ -51,19 +51,7 @@ func (w *rewriter) reset() {
 // copy of a tool span's payload carries that span's hash.
 func Marker(hash string) string { return "[redacted:" + hash + "]" }
 
-func looksLikeContainer(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '{', '[':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
-}
+func looksLikeContainer(s string) bool { return payload.LooksLikeJSONContainer(s) }
 
 // jsonDocument rewrites a JSON document. ok is false when it does not parse.
 func (w *rewriter) jsonDocument(doc string) (out string, ok bool) {
