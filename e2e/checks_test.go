@@ -70,6 +70,68 @@ func checkSummaries(t *testing.T, truth []agenttraffic.Truth, records []stormrec
 	t.Logf("%d summary records, %d expected", len(records), expected)
 }
 
+// checkFindingRecords holds the finding records to the truth: every injected
+// unbacked_citation is in the finding record of its trace's root span (agentsim's answer
+// span), with the stable id, and no trace without one has a finding record. sent, the
+// traces as sent, may be nil: the span is then not checked.
+func checkFindingRecords(t *testing.T, truth []agenttraffic.Truth, records []stormrecord.FindingRecord, sent map[string]*agenttraffic.Trace) {
+	byTrace := map[string][]*stormrecord.FindingRecord{}
+	ids := map[string]bool{}
+	for i := range records {
+		r := &records[i]
+		if ids[r.ID] {
+			t.Errorf("finding record id %s written twice (trace %s, span %s)", r.ID, r.TraceID, r.SpanID)
+		}
+		ids[r.ID] = true
+		if want := stormrecord.FindingRecordID(r.TraceID, r.SpanID); r.ID != want {
+			t.Errorf("finding record %s: id is not derived from trace id and span id (want %s)", r.ID, want)
+		}
+		if r.ServiceName == nil || *r.ServiceName != agentService {
+			t.Errorf("finding record %s: service_name %v, want %s", r.ID, deref(r.ServiceName), agentService)
+		}
+		byTrace[r.TraceID] = append(byTrace[r.TraceID], r)
+	}
+	injected := 0
+	for i := range truth {
+		tr := &truth[i]
+		want := unbackedCitations(tr)
+		injected += want
+		got := byTrace[tr.TraceID]
+		delete(byTrace, tr.TraceID)
+		if want == 0 {
+			if len(got) > 0 {
+				t.Errorf("trace %s (%s): %d finding records, the truth injected no unbacked citation", tr.TraceID, tr.Scenario, len(got))
+			}
+			continue
+		}
+		if len(got) != 1 {
+			t.Errorf("trace %s (%s): %d finding records, want 1 for its %d unbacked citations", tr.TraceID, tr.Scenario, len(got), want)
+			continue
+		}
+		r := got[0]
+		if sent != nil {
+			if root := sent[tr.TraceID].Root(); root == nil || root.ID.String() != r.SpanID {
+				t.Errorf("trace %s (%s): finding record on span %s (%s), want the answer (root) span", tr.TraceID, tr.Scenario, r.SpanID, r.SpanName)
+			}
+		}
+		kinds := 0
+		for _, f := range r.Findings {
+			if f.Kind == string(agenttraffic.FindingUnbackedCitation) {
+				kinds++
+			} else {
+				t.Errorf("trace %s: finding record holds a %s finding, which belongs to a call", tr.TraceID, f.Kind)
+			}
+		}
+		if kinds != want {
+			t.Errorf("trace %s (%s): %d unbacked_citation findings recorded, %d injected", tr.TraceID, tr.Scenario, kinds, want)
+		}
+	}
+	for id, rs := range byTrace {
+		t.Errorf("trace %s: %d finding records, but agentsim sent no such trace", id, len(rs))
+	}
+	t.Logf("%d finding records for %d injected unbacked citations", len(records), injected)
+}
+
 // findRecord picks the unmatched record of the call: by call key, or for shapes without
 // call ids (the processor then derives a fallback key) by its attempt span ids.
 func findRecord(candidates []*stormrecord.Record, want agenttraffic.ExpectedRecord, matched map[*stormrecord.Record]bool) *stormrecord.Record {

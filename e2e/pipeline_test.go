@@ -63,12 +63,36 @@ func TestPipelineAgainstGroundTruth(t *testing.T) {
 	collector.stop(t)
 
 	records, raw := readSummaries(t, summaryPath)
+	findingRecords := readFindingRecords(t, summaryPath)
 	sent := regenerate(t, agentSeed, agentCount, truth)
 	backend := backendTraces(sink)
 	var remapped int
 	t.Run("summary file", func(t *testing.T) { checkSummaries(t, truth, records, raw) })
+	t.Run("finding records", func(t *testing.T) { checkFindingRecords(t, truth, findingRecords, sent) })
 	t.Run("backend", func(t *testing.T) { remapped = checkBackend(t, truth, want, sent, backend, th) })
-	t.Run("metrics", func(t *testing.T) { checkMetrics(t, m, want, remapped) })
+	t.Run("metrics", func(t *testing.T) {
+		checkMetrics(t, m, want, remapped)
+		checkRecordMetrics(t, m, truth)
+	})
+}
+
+// checkRecordMetrics: storm_summary counts the records it wrote by schema.
+func checkRecordMetrics(t *testing.T, m metrics, truth []agenttraffic.Truth) {
+	storms, findings := 0, 0
+	for i := range truth {
+		storms += len(truth[i].Records)
+		if unbackedCitations(&truth[i]) > 0 {
+			findings++
+		}
+	}
+	for _, c := range []struct {
+		schema string
+		want   int
+	}{{"retrystorm.storm/v1", storms}, {"retrystorm.finding/v1", findings}} {
+		if got := int(m.sum(metricRecordsWritten, map[string]string{"schema": c.schema})); got != c.want {
+			t.Errorf("records written (schema %s): metrics say %d, truth %d", c.schema, got, c.want)
+		}
+	}
 }
 
 // expectation is what the truth implies for the whole run.

@@ -145,8 +145,8 @@ func TestReliabilitySummaryFilesystemFaults(t *testing.T) {
 	roErrors := m.sum(metricWriteErrors, nil)
 	t.Run("read-only: backend unaffected", func(t *testing.T) {
 		waitBackendHas(t, sink, truthOf(roTraffic), th)
-		if f := readSummaryFile(t, cfg.SummaryPath); len(f.records) != 0 {
-			t.Errorf("%d records on a read-only filesystem", len(f.records))
+		if f := readSummaryFile(t, cfg.SummaryPath); f.count() != 0 {
+			t.Errorf("%d records on a read-only filesystem", f.count())
 		}
 	})
 	remountTmpfs(t, mnt, false, tmpfsKB)
@@ -164,8 +164,8 @@ func TestReliabilitySummaryFilesystemFaults(t *testing.T) {
 	fullErrors := m.sum(metricWriteErrors, nil) - roErrors
 	t.Run("full: no partial line, backend unaffected", func(t *testing.T) {
 		f := readSummaryFile(t, cfg.SummaryPath)
-		if len(f.records) != wantRO {
-			t.Errorf("%d records while the disk is full, want the %d written before", len(f.records), wantRO)
+		if f.count() != wantRO {
+			t.Errorf("%d records while the disk is full, want the %d written before", f.count(), wantRO)
 		}
 		waitBackendHas(t, sink, truthOf(fullTraffic), th)
 	})
@@ -190,6 +190,7 @@ func TestReliabilitySummaryFilesystemFaults(t *testing.T) {
 		}
 		all := append(truthOf(roTraffic), truthOf(fullTraffic)...)
 		checkSummaries(t, all, f.records, f.raw)
+		checkFindingRecords(t, all, f.findings, nil)
 		if got := m.sum(metricRecordsDedup, nil); got != 0 {
 			t.Logf("%v records skipped as already written", got)
 		}
@@ -252,5 +253,6 @@ func TestReliabilityBackendFaults(t *testing.T) {
 	t.Run("summary file", func(t *testing.T) {
 		f := readSummaryFile(t, cfg.SummaryPath)
 		checkSummaries(t, truth, f.records, f.raw)
+		checkFindingRecords(t, truth, f.findings, nil)
 	})
 }

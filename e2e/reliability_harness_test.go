@@ -487,8 +487,10 @@ func spanCounts(sink *consumertest.TracesSink) (perTrace map[string]int, perSpan
 // summaryFile is the summary file as read back: every line must be a whole record.
 type summaryFile struct {
 	records []stormrecord.Record
-	raw     []byte
-	byID    map[string]int // line count per record id
+	// findings are the finding records (retrystorm.finding/v1).
+	findings []stormrecord.FindingRecord
+	raw      []byte
+	byID     map[string]int // line count per record id, of both schemas
 }
 
 // readSummaryFile reads path (missing = empty) and fails on a partial or broken line.
@@ -507,10 +509,23 @@ func readSummaryFile(t *testing.T, path string) summaryFile {
 	}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
+		var head struct {
+			Schema string `json:"schema"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &head); err == nil && head.Schema == stormrecord.FindingSchema {
+			var r stormrecord.FindingRecord
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.ID == "" {
+				t.Errorf("summary line %d is not a whole finding record (%v): %.200s", n, err, sc.Text())
+				continue
+			}
+			f.findings = append(f.findings, r)
+			f.byID[r.ID]++
+			continue
+		}
 		var r stormrecord.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.ID == "" {
-			t.Errorf("summary line %d is not a whole record (%v): %.200s", len(f.records)+1, err, sc.Text())
+			t.Errorf("summary line %d is not a whole record (%v): %.200s", n, err, sc.Text())
 			continue
 		}
 		f.records = append(f.records, r)
@@ -521,6 +536,9 @@ func readSummaryFile(t *testing.T, path string) summaryFile {
 	}
 	return f
 }
+
+// count is the number of records of both schemas.
+func (f summaryFile) count() int { return len(f.records) + len(f.findings) }
 
 // duplicates lists record ids written more than once.
 func (f summaryFile) duplicates() []string {

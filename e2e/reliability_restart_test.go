@@ -126,8 +126,8 @@ func TestReliabilitySIGKILLWithPersistentQueue(t *testing.T) {
 	t.Logf("disk full: %v append errors so far, %v requests in the persistent queue; SIGKILL",
 		m.sum(metricWriteErrors, nil), m.sum(metricQueueSize, map[string]string{"exporter": "storm_summary"}))
 	p.kill(t)
-	if f := readSummaryFile(t, cfg.SummaryPath); len(f.records) != wantBefore {
-		t.Fatalf("after SIGKILL the file holds %d records, want %d", len(f.records), wantBefore)
+	if f := readSummaryFile(t, cfg.SummaryPath); f.count() != wantBefore {
+		t.Fatalf("after SIGKILL the file holds %d records, want %d", f.count(), wantBefore)
 	}
 
 	if err := os.Remove(filler); err != nil {
@@ -147,6 +147,7 @@ func TestReliabilitySIGKILLWithPersistentQueue(t *testing.T) {
 			t.Errorf("records written twice: %v", d)
 		}
 		checkSummaries(t, all, f.records, f.raw)
+		checkFindingRecords(t, all, f.findings, nil)
 	})
 
 	// An upstream retry after the restart sends the first traces again: their records are
@@ -163,7 +164,8 @@ func TestReliabilitySIGKILLWithPersistentQueue(t *testing.T) {
 			t.Errorf("records written twice: %v", d)
 		}
 		checkSummaries(t, all, f.records, f.raw)
-		t.Logf("%d records in the file; %v deduplicated on re-send", len(f.records), m.sum(metricRecordsDedup, nil))
+		checkFindingRecords(t, all, f.findings, nil)
+		t.Logf("%d records in the file; %v deduplicated on re-send", f.count(), m.sum(metricRecordsDedup, nil))
 	})
 	p.stop(t)
 }
@@ -179,11 +181,15 @@ func signalHeavy() agenttraffic.ScenarioWeights {
 	return w
 }
 
-// countRecords is the number of summary records the truth implies.
+// countRecords is the number of summary records the truth implies: the storm records and
+// one finding record per trace with an unbacked citation.
 func countRecords(truth []agenttraffic.Truth) int {
 	n := 0
-	for _, tr := range truth {
-		n += len(tr.Records)
+	for i := range truth {
+		n += len(truth[i].Records)
+		if unbackedCitations(&truth[i]) > 0 {
+			n++
+		}
 	}
 	return n
 }

@@ -43,24 +43,74 @@ func readTruth(t *testing.T, path string) []agenttraffic.Truth {
 	return out
 }
 
-// readSummaries reads the storm_summary file: the records and the raw bytes.
+// readSummaries reads the storm_summary file: the storm records (finding records are
+// read by readFindingRecords) and the raw bytes.
 func readSummaries(t *testing.T, path string) ([]stormrecord.Record, []byte) {
+	t.Helper()
+	var out []stormrecord.Record
+	raw := scanSummaries(t, path, func(line []byte) {
+		var r stormrecord.Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("summary line %q is not a storm record: %v", line, err)
+		}
+		out = append(out, r)
+	}, nil)
+	return out, raw
+}
+
+// readFindingRecords reads the finding records (retrystorm.finding/v1) of the
+// storm_summary file.
+func readFindingRecords(t *testing.T, path string) []stormrecord.FindingRecord {
+	t.Helper()
+	var out []stormrecord.FindingRecord
+	scanSummaries(t, path, nil, func(line []byte) {
+		var r stormrecord.FindingRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("summary line %q is not a finding record: %v", line, err)
+		}
+		out = append(out, r)
+	})
+	return out
+}
+
+// scanSummaries hands each line of the summary file to storm or finding by its schema and
+// fails on a line of neither; it returns the raw bytes.
+func scanSummaries(t *testing.T, path string, storm, finding func([]byte)) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("read storm summary file: %v", err)
 	}
-	var out []stormrecord.Record
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var r stormrecord.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("summary line %d is not a record: %v\n%s", len(out)+1, err, sc.Text())
+	for n := 1; sc.Scan(); n++ {
+		var head struct {
+			Schema string `json:"schema"`
 		}
-		out = append(out, r)
+		if err := json.Unmarshal(sc.Bytes(), &head); err != nil {
+			t.Fatalf("summary line %d is not a record: %v\n%s", n, err, sc.Text())
+		}
+		switch {
+		case head.Schema == stormrecord.FindingSchema && finding != nil:
+			finding(sc.Bytes())
+		case head.Schema == stormrecord.FindingSchema:
+		case storm != nil:
+			storm(sc.Bytes()) // checkSummaries reports a wrong schema
+		}
 	}
-	return out, raw
+	return raw
+}
+
+// unbackedCitations is how many unbacked_citation findings the truth injected into a trace.
+// agentsim cites assets on the root span only, so a trace with any has one finding record.
+func unbackedCitations(tr *agenttraffic.Truth) int {
+	n := 0
+	for _, f := range tr.Findings {
+		if f == agenttraffic.FindingUnbackedCitation {
+			n++
+		}
+	}
+	return n
 }
 
 // regenerate replays agentsim's generator for the flags the test passed (--seed,

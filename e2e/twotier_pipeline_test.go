@@ -89,10 +89,34 @@ func TestTwoTierAgainstGroundTruth(t *testing.T) {
 	sent := regenerate(t, twoTierSeed, twoTierCount, truth)
 	backA, backB := backendTraces(a.backend), backendTraces(b.backend)
 	var remapped int
+	findA, findB := readFindingRecords(t, a.cfg.SummaryPath), readFindingRecords(t, b.cfg.SummaryPath)
 	t.Run("summary files", func(t *testing.T) {
 		checkSummaries(t, truth, records, slices.Concat(rawA, rawB))
 		checkRecordsWhereRouted(t, route, map[string][]stormrecord.Record{"a": recA, "b": recB})
 		t.Logf("records: a %d, b %d", len(recA), len(recB))
+	})
+	t.Run("finding records", func(t *testing.T) {
+		checkFindingRecords(t, truth, slices.Concat(findA, findB), sent)
+		for name, found := range map[string][]stormrecord.FindingRecord{"a": findA, "b": findB} {
+			for _, r := range found {
+				if got := tier2Instance(route.process(r.TraceID)); got != name {
+					t.Errorf("finding record %s (trace %s) is in %s's summary file, but the trace went to %q", r.ID, r.TraceID, name, got)
+				}
+			}
+		}
+		inSingle := map[string]bool{}
+		for _, r := range readFindingRecords(t, single.cfg.SummaryPath) {
+			inSingle[r.ID] = true
+		}
+		for _, r := range slices.Concat(findA, findB) {
+			if !inSingle[r.ID] {
+				t.Errorf("finding record %s written by the two tiers, not by the single collector", r.ID)
+			}
+			delete(inSingle, r.ID)
+		}
+		for id := range inSingle {
+			t.Errorf("finding record %s written by the single collector, not by the two tiers", id)
+		}
 	})
 	t.Run("backends", func(t *testing.T) {
 		merged := map[string]*backendTrace{}

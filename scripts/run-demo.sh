@@ -3,7 +3,9 @@
 # _build/otelcol-retrystorm with config/demo.yaml, sends about 20 seconds of agent traffic
 # with agentsim (every scenario once, then the realistic mix), stops the collector with
 # SIGTERM so retry_storm decides and flushes the traces it still holds, and prints the
-# stormreport summary of the storm records the collector wrote.
+# stormreport summary of the storm and finding records the collector wrote. Its last line
+# holds those records to agentsim's ground truth: storms and findings injected against
+# recorded, per kind, and where they differ.
 #
 # Needs only Go and make. Every port is on 127.0.0.1: OTLP 4317 (gRPC) and 4318 (HTTP),
 # collector metrics 8888, as config/demo.yaml says; the demo refuses to start when one is
@@ -18,7 +20,7 @@
 # gracefully and reports what was recorded.
 #
 # Writes to _run/ (git-ignored; the previous run's files are replaced):
-#   storms.jsonl     storm summary records (the storm_summary exporter)
+#   storms.jsonl     storm summary and finding records (the storm_summary exporter)
 #   storms.html      the stormreport page: totals and a timeline per storm
 #   truth.jsonl      agentsim's ground truth, one line per trace
 #   agentsim.txt     agentsim's report: what it injected
@@ -136,11 +138,12 @@ esac
 [ -s "$RUN/storms.jsonl" ] || fail "the collector wrote no storm records to $RUN/storms.jsonl"
 
 echo
-say "stormreport $RUN/storms.jsonl"
-echo
-"$RUN/bin/stormreport" --html "$RUN/storms.html" "$RUN/storms.jsonl"
-echo
-echo "Storm records:   $RUN/storms.jsonl ($(wc -l <"$RUN/storms.jsonl") lines)"
+echo "Records:         $RUN/storms.jsonl ($(wc -l <"$RUN/storms.jsonl") lines)"
 echo "Report page:     $RUN/storms.html (open it in a browser)"
 echo "Ground truth:    $RUN/truth.jsonl"
 echo "Collector log:   $RUN/collector.log"
+echo
+say "stormreport --truth $RUN/truth.jsonl $RUN/storms.jsonl"
+echo
+# The report ends with the line holding the records to the ground truth printed above.
+"$RUN/bin/stormreport" --html "$RUN/storms.html" --truth "$RUN/truth.jsonl" "$RUN/storms.jsonl"

@@ -1,5 +1,6 @@
-// Command stormreport reads storm summary files and prints the top storms and totals, as
-// text, JSON (--json) or a self-contained HTML page with a timeline per storm (--html).
+// Command stormreport reads storm summary files and prints the top storms, totals and
+// trace-level findings, as text, JSON (--json) or a self-contained HTML page with a
+// timeline per storm (--html), held to agentsim's ground truth with --truth.
 package main
 
 import (

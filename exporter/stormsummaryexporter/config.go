@@ -44,7 +44,8 @@ type Config struct {
 	// Path is the JSONL summary file. Required, no default.
 	Path string `mapstructure:"path"`
 	// Include selects the records written: storm, failure (single-attempt failures),
-	// finding (calls with findings). Default [storm].
+	// finding (calls with findings, and the finding records of trace-level findings).
+	// Default [storm].
 	Include []string `mapstructure:"include"`
 	// TraceURL is a link template filled into each record's trace_url, with the
 	// placeholders {trace_id}, {call_key} and {run_id}. Default "" (no link).

@@ -15,10 +15,11 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/exporter/stormsummaryexporter/internal/metadata"
-	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/internal/stormreport/summaryfile"
 )
 
@@ -114,11 +115,9 @@ func (e *summaryExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 	}
 	committed, err := e.file.appendLines(lines)
 	for _, record := range fresh[:committed] {
-		e.written.Add(record.ID, struct{}{})
+		e.written.Add(record.id, struct{}{})
 	}
-	if committed > 0 {
-		e.telemetry.ExporterStormSummaryRecordsWritten.Add(ctx, int64(committed))
-	}
+	e.countBySchema(ctx, e.telemetry.ExporterStormSummaryRecordsWritten, fresh[:committed])
 	if err != nil {
 		e.telemetry.ExporterStormSummaryWriteErrors.Add(ctx, 1)
 		if errors.Is(err, errRecordTooLarge) {
@@ -126,34 +125,46 @@ func (e *summaryExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 		}
 		return err
 	}
-	if duplicates > 0 {
-		e.telemetry.ExporterStormSummaryRecordsDeduplicated.Add(ctx, int64(duplicates))
-	}
+	e.countBySchema(ctx, e.telemetry.ExporterStormSummaryRecordsDeduplicated, duplicates)
 	return nil
 }
 
-// unwritten drops records whose id was written before or appears earlier in the batch.
-func (e *summaryExporter) unwritten(records []stormrecord.Record) ([]stormrecord.Record, int) {
-	fresh := make([]stormrecord.Record, 0, len(records))
-	inBatch := make(map[string]struct{}, len(records))
+// countBySchema adds the records to counter, one data point per schema, so storm and
+// finding records can be told apart.
+func (e *summaryExporter) countBySchema(ctx context.Context, counter metric.Int64Counter, records []summary) {
+	counts := map[string]int64{}
 	for _, record := range records {
-		_, seenBefore := e.written.Peek(record.ID)
-		_, seenInBatch := inBatch[record.ID]
-		if seenBefore || seenInBatch {
-			continue
-		}
-		inBatch[record.ID] = struct{}{}
-		fresh = append(fresh, record)
+		counts[record.schema]++
 	}
-	return fresh, len(records) - len(fresh)
+	for schema, n := range counts {
+		counter.Add(ctx, n, metric.WithAttributeSet(attribute.NewSet(attribute.String(metadata.AttrSchema, schema))))
+	}
 }
 
-func encodeRecords(records []stormrecord.Record) ([][]byte, error) {
+// unwritten splits records into those whose id was neither written before nor appears
+// earlier in the batch, and the rest.
+func (e *summaryExporter) unwritten(records []summary) (fresh, duplicates []summary) {
+	fresh = make([]summary, 0, len(records))
+	inBatch := make(map[string]struct{}, len(records))
+	for _, record := range records {
+		_, seenBefore := e.written.Peek(record.id)
+		_, seenInBatch := inBatch[record.id]
+		if seenBefore || seenInBatch {
+			duplicates = append(duplicates, record)
+			continue
+		}
+		inBatch[record.id] = struct{}{}
+		fresh = append(fresh, record)
+	}
+	return fresh, duplicates
+}
+
+func encodeRecords(records []summary) ([][]byte, error) {
 	lines := make([][]byte, 0, len(records))
-	for i := range records {
-		line, err := json.Marshal(&records[i])
+	for _, record := range records {
+		line, err := json.Marshal(record.record)
 		if err != nil {
-			return nil, fmt.Errorf("encode storm summary record %s: %w", records[i].ID, err)
+			return nil, fmt.Errorf("encode storm summary record %s: %w", record.id, err)
 		}
 		lines = append(lines, append(line, '\n'))
 	}

@@ -37,3 +37,30 @@ func FuzzParseSummary(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseFindingRecord(f *testing.F) {
+	valid, err := json.Marshal(findingRecord(traceIDHex(1), "00000000000000a1"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{string(valid), `{}`, `{"schema":"retrystorm.finding/v1"}`, `{"schema":"retrystorm.finding/v1","findings":null}`, `{"schema":`, `null`, `[]`} {
+		f.Add(seed, true)
+	}
+	f.Fuzz(func(t *testing.T, value string, spanHasIDs bool) {
+		span := ptrace.NewSpan()
+		if spanHasIDs {
+			span.SetTraceID(pcommon.TraceID{1})
+			span.SetSpanID(pcommon.SpanID{2})
+		}
+		record, err := parseFindingRecord(pcommon.NewValueStr(value), span)
+		if err != nil {
+			return
+		}
+		if record.Schema != stormrecord.FindingSchema || record.SpanID == "" || record.ID == "" || record.Findings == nil {
+			t.Fatalf("accepted an unusable finding record: %+v", record)
+		}
+		if _, err := json.Marshal(&record); err != nil {
+			t.Fatalf("accepted record does not encode: %v", err)
+		}
+	})
+}

@@ -16,35 +16,56 @@ import (
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
-// selectRecords parses the call summaries of the batch, keeps those the include setting
-// selects and fills their trace link. Malformed summaries are counted and skipped.
-func (e *summaryExporter) selectRecords(ctx context.Context, td ptrace.Traces) []stormrecord.Record {
-	var records []stormrecord.Record
+// summary is one record selected for the file: the storm record of a call or the finding
+// record of a span, with what the writer and the telemetry need to know of it.
+type summary struct {
+	id     string
+	schema string
+	// record is the *stormrecord.Record or *stormrecord.FindingRecord to encode.
+	record any
+}
+
+// selectRecords parses the call summaries and finding records of the batch, keeps those
+// the include setting selects and fills their trace link. Malformed ones are counted and
+// skipped.
+func (e *summaryExporter) selectRecords(ctx context.Context, td ptrace.Traces) []summary {
+	var selected []summary
 	malformed := 0
 	var firstErr error
+	skip := func(err error) {
+		malformed++
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
 	for _, span := range tracespans.All(td) {
-		summary, ok := span.Attributes().Get(stormrecord.AttrCallSummary)
-		if !ok {
-			continue
-		}
-		record, err := parseSummary(summary, span)
-		if err != nil {
-			malformed++
-			if firstErr == nil {
-				firstErr = err
+		attrs := span.Attributes()
+		if value, ok := attrs.Get(stormrecord.AttrCallSummary); ok {
+			record, err := parseSummary(value, span)
+			switch {
+			case err != nil:
+				skip(err)
+			case e.selected(&record):
+				record.TraceURL = traceURL(e.cfg.TraceURL, record.TraceID, record.CallKey, record.RunID)
+				selected = append(selected, summary{id: record.ID, schema: record.Schema, record: &record})
 			}
-			continue
 		}
-		if e.selected(&record) {
-			record.TraceURL = traceURL(e.cfg.TraceURL, &record)
-			records = append(records, record)
+		if value, ok := attrs.Get(stormrecord.AttrFindingSummary); ok {
+			record, err := parseFindingRecord(value, span)
+			switch {
+			case err != nil:
+				skip(err)
+			case e.cfg.includes(includeFinding) && len(record.Findings) > 0:
+				record.TraceURL = traceURL(e.cfg.TraceURL, record.TraceID, "", record.RunID)
+				selected = append(selected, summary{id: record.ID, schema: record.Schema, record: &record})
+			}
 		}
 	}
 	if malformed > 0 {
 		e.telemetry.ExporterStormSummaryRecordsMalformed.Add(ctx, int64(malformed))
 		e.logger.Debug("skipped malformed call summaries", zap.Int("summary.malformed", malformed), zap.Error(firstErr))
 	}
-	return records
+	return selected
 }
 
 // parseSummary decodes the record on a last attempt. Only what the record cannot be
@@ -74,6 +95,37 @@ func parseSummary(summary pcommon.Value, span ptrace.Span) (stormrecord.Record, 
 	return record, nil
 }
 
+// parseFindingRecord decodes the finding record on the span trace-level findings concern;
+// like parseSummary it takes a missing trace id, span id or id from the span.
+func parseFindingRecord(value pcommon.Value, span ptrace.Span) (stormrecord.FindingRecord, error) {
+	var record stormrecord.FindingRecord
+	if value.Type() != pcommon.ValueTypeStr {
+		return record, fmt.Errorf("parse finding record: attribute is %s, want a JSON string", value.Type())
+	}
+	if err := json.Unmarshal([]byte(value.Str()), &record); err != nil {
+		return record, fmt.Errorf("parse finding record: %w", err)
+	}
+	if record.Schema != stormrecord.FindingSchema {
+		return record, fmt.Errorf("parse finding record: schema %q, want %q", record.Schema, stormrecord.FindingSchema)
+	}
+	if record.TraceID == "" && !span.TraceID().IsEmpty() {
+		record.TraceID = span.TraceID().String()
+	}
+	if record.SpanID == "" && !span.SpanID().IsEmpty() {
+		record.SpanID = span.SpanID().String()
+	}
+	if record.SpanID == "" {
+		return record, errors.New("parse finding record: span_id is empty")
+	}
+	if record.ID == "" {
+		record.ID = stormrecord.FindingRecordID(record.TraceID, record.SpanID)
+	}
+	if record.Findings == nil {
+		record.Findings = []stormrecord.Finding{}
+	}
+	return record, nil
+}
+
 // normalizeLists turns absent lists into empty ones, so every list field of a written
 // record is a JSON array; unknown scalars stay null.
 func normalizeLists(record *stormrecord.Record) {
@@ -99,19 +151,19 @@ func (e *summaryExporter) selected(record *stormrecord.Record) bool {
 }
 
 // traceURL fills the trace_url template; every value is escaped so it is safe in a path
-// segment or a query value.
-func traceURL(template string, record *stormrecord.Record) *string {
+// segment or a query value. A finding record has no call: its {call_key} is empty.
+func traceURL(template, traceID, callKey string, runID *string) *string {
 	if template == "" {
 		return nil
 	}
-	runID := ""
-	if record.RunID != nil {
-		runID = *record.RunID
+	run := ""
+	if runID != nil {
+		run = *runID
 	}
 	link := strings.NewReplacer(
-		placeholderTraceID, escapeURLValue(record.TraceID),
-		placeholderCallKey, escapeURLValue(record.CallKey),
-		placeholderRunID, escapeURLValue(runID),
+		placeholderTraceID, escapeURLValue(traceID),
+		placeholderCallKey, escapeURLValue(callKey),
+		placeholderRunID, escapeURLValue(run),
 	).Replace(template)
 	return &link
 }

@@ -81,7 +81,8 @@ type ExpectedRecord struct {
 // retry_storm must report. Records list only calls that matter (storms, calls with a non-ok
 // attempt, calls with findings); Calls counts all logical calls. Findings lists every
 // expected finding, call-level ones and the trace-level unbacked_citation (which concerns
-// the root span, so it is in no record).
+// the root span, so it is in no call record but in that span's finding record, one per
+// trace however many assets it cites).
 type Truth struct {
 	TraceID      string           `json:"trace_id"`
 	Shape        Shape            `json:"shape"`

@@ -52,7 +52,7 @@ func chromium(t *testing.T, page string, args ...string) []byte {
 
 func TestPageRendersInHeadlessChromium(t *testing.T) {
 	page := filepath.Join(t.TempDir(), "storms.html")
-	require.NoError(t, os.WriteFile(page, []byte(renderPage(t, pageRecords(), 20)), 0o600))
+	require.NoError(t, os.WriteFile(page, []byte(renderInput(t, pageInput(), 20)), 0o600))
 
 	dom := chromium(t, page, "--dump-dom")
 	doc, err := html.Parse(bytes.NewReader(dom))
@@ -61,6 +61,14 @@ func TestPageRendersInHeadlessChromium(t *testing.T) {
 	require.Equal(t, []string{"call_88", "span_19", "<script>alert(1)</script>"}, order, "one timeline per storm, as rendered")
 	assert.Equal(t, map[string]int{"call_88": 5, "span_19": 3, "<script>alert(1)</script>": 2}, bars, "one bar per attempt, as rendered")
 	assert.Contains(t, string(dom), "Retry storms")
+	kinds := 0
+	for node := range doc.Descendants() {
+		if attr(node, "data-role") == "trace-finding" {
+			assert.Equal(t, "unbacked_citation", attr(node, "data-kind"))
+			kinds++
+		}
+	}
+	assert.Equal(t, 3, kinds, "one row per trace-level finding, as rendered")
 	for node := range doc.Descendants() {
 		if attr(node, "data-role") == "attempt-bar" {
 			assert.Equal(t, "svg", node.Namespace, "bars are SVG elements in the rendered DOM")

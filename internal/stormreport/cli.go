@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 )
 
-const usage = `usage: stormreport [--json] [--html FILE] [--top N] SUMMARY_FILE|GLOB...
+const usage = `usage: stormreport [--json] [--html FILE] [--top N] [--truth FILE] SUMMARY_FILE|GLOB...
 
 Reads storm summary files written by the storm_summary exporter (a summary file brings
 its rotated and compressed backups along) and prints the top storms, totals by class,
-finding kind and tool. --json prints the report as JSON; --html FILE also writes a
-self-contained page with a timeline per storm.
+finding kind and tool, and the trace-level findings. --json prints the report as JSON;
+--html FILE also writes a self-contained page with a timeline per storm; --truth FILE
+holds the records to agentsim's ground truth and ends the report with one line saying
+where they differ.
 `
 
 // defaultTop is how many storms each ranking and the page show.
@@ -25,6 +27,7 @@ type options struct {
 	json  bool
 	html  string
 	top   int
+	truth string
 	files []string
 }
 
@@ -54,6 +57,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	fs.StringVar(&opts.html, "html", "", "write a self-contained HTML page to this file")
 	fs.IntVar(&opts.top, "top", defaultTop, "storms per ranking and on the page (0 = all)")
+	fs.StringVar(&opts.truth, "truth", "", "agentsim's ground truth (--truth output) to hold the records to")
 	for {
 		if err := fs.Parse(args); err != nil {
 			return opts, err
@@ -82,7 +86,14 @@ func run(opts options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	report := Build(input.Records, opts.top)
+	report := BuildFrom(input, opts.top)
+	if opts.truth != "" {
+		truth, err := ReadTruth(opts.truth)
+		if err != nil {
+			return err
+		}
+		report.Truth = CompareTruth(truth, input)
+	}
 	if input.SkippedLines > 0 {
 		fmt.Fprintf(stderr, "stormreport: skipped %d lines that are not storm summary records\n", input.SkippedLines)
 	}

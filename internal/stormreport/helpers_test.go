@@ -65,3 +65,16 @@ func writeJSONL(t *testing.T, path string, gz bool, lines ...any) {
 	}
 	require.NoError(t, file.Close())
 }
+
+// citation is the finding record of an answer span citing the given assets, none read.
+func citation(traceID, spanID, time string, assets ...string) stormrecord.FindingRecord {
+	r := stormrecord.FindingRecord{
+		Schema: stormrecord.FindingSchema, ID: stormrecord.FindingRecordID(traceID, spanID), Time: time,
+		TraceID: traceID, RunID: ptr("run_1"), SpanID: spanID, SpanName: "invoke_agent support",
+		Findings: []stormrecord.Finding{},
+	}
+	for _, asset := range assets {
+		r.Findings = append(r.Findings, stormrecord.Finding{Kind: "unbacked_citation", Detail: `answer cites "` + asset + `" with no successful read in the trace`})
+	}
+	return r
+}

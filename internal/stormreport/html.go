@@ -35,6 +35,13 @@ type pageView struct {
 	Others       []otherView
 	HiddenOthers int
 	Legend       []legendView
+	// TraceFindings are the findings of no call, one row per finding.
+	TraceFindings       []traceFindingView
+	HiddenTraceFindings int
+}
+
+type traceFindingView struct {
+	Time, Kind, Detail, SpanName, SpanID, TraceID, RunID, TraceURL string
 }
 
 type tileView struct {
@@ -93,6 +100,8 @@ func WriteHTML(w io.Writer, input *Input, report Report) error {
 	view.ClassBars = classShares(report)
 	view.Others, view.HiddenOthers = otherCalls(input.Records)
 	view.Period = period(input.Records)
+	view.TraceFindings = traceFindingViews(report.TraceFindings)
+	view.HiddenTraceFindings = report.TraceFindingRecords - len(report.TraceFindings)
 	if err := page.Execute(w, view); err != nil {
 		return fmt.Errorf("write HTML report: %w", err)
 	}
@@ -110,7 +119,11 @@ func tiles(r Report) []tileView {
 	for _, f := range r.ByFinding {
 		findings += f.Findings
 	}
-	out = append(out, tileView{Label: "Findings", Value: groupThousands(int64(findings)), Note: "divergences between trace and reality"})
+	note := "divergences between trace and reality"
+	if r.TraceLevelFindings > 0 {
+		note = fmt.Sprintf("divergences between trace and reality; %s of no call", groupThousands(int64(r.TraceLevelFindings)))
+	}
+	out = append(out, tileView{Label: "Findings", Value: groupThousands(int64(findings)), Note: note})
 	if r.IncompleteEvents > 0 {
 		out = append(out, tileView{Label: "Incomplete attempts", Value: groupThousands(int64(r.IncompleteEvents)), Note: "untrusted for cost analysis", Tone: "warn"})
 	}
@@ -158,6 +171,20 @@ func newStormView(rank int, r *stormrecord.Record) stormView {
 		view.Effects = "-"
 	}
 	return view
+}
+
+// traceFindingViews lists the finding records' findings in the report's order (newest first).
+func traceFindingViews(rows []TraceFindingRow) []traceFindingView {
+	var out []traceFindingView
+	for _, row := range rows {
+		for _, f := range row.Findings {
+			out = append(out, traceFindingView{
+				Time: row.Time, Kind: f.Kind, Detail: f.Detail, SpanName: row.SpanName, SpanID: row.SpanID,
+				TraceID: row.TraceID, RunID: orDash(row.RunID), TraceURL: deref(row.TraceURL),
+			})
+		}
+	}
+	return out
 }
 
 func deref(s *string) string {

@@ -60,9 +60,23 @@ func attr(node *html.Node, name string) string {
 
 func renderPage(t *testing.T, records []stormrecord.Record, top int) string {
 	t.Helper()
+	return renderInput(t, &Input{Records: records}, top)
+}
+
+// pageInput is pageRecords with two finding records: an answer citing two assets nothing
+// read (one with a hostile name) and one citing one.
+func pageInput() *Input {
+	return &Input{Records: pageRecords(), Findings: []stormrecord.FindingRecord{
+		citation("ab12", "a1", "2025-09-09T02:40:09Z", "kb/refunds", "kb/<script>"),
+		citation("ab13", "a2", "2025-09-09T02:41:09Z", "kb/fees"),
+	}}
+}
+
+func renderInput(t *testing.T, input *Input, top int) string {
+	t.Helper()
 	var out bytes.Buffer
-	input := &Input{Files: []string{"/var/lib/retrystorm/storms.jsonl"}, Records: records}
-	require.NoError(t, WriteHTML(&out, input, Build(records, top)))
+	input.Files = []string{"/var/lib/retrystorm/storms.jsonl"}
+	require.NoError(t, WriteHTML(&out, input, BuildFrom(input, top)))
 	return out.String()
 }
 

@@ -21,8 +21,10 @@ import (
 type Input struct {
 	Files   []string
 	Records []stormrecord.Record
-	// SkippedLines counts lines that are not storm summary records (broken JSON, another
-	// schema, no id).
+	// Findings are the finding records: trace-level findings, which belong to no call.
+	Findings []stormrecord.FindingRecord
+	// SkippedLines counts lines that are neither storm nor finding records (broken JSON,
+	// another schema, no id).
 	SkippedLines int
 	// Duplicates counts records whose id was already read from another line.
 	Duplicates int
@@ -120,15 +122,44 @@ func readFile(path string, input *Input, seen map[string]bool) error {
 }
 
 func addLine(line []byte, input *Input, seen map[string]bool) {
-	var record stormrecord.Record
-	if json.Unmarshal(line, &record) != nil || record.Schema != stormrecord.Schema || record.ID == "" {
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if json.Unmarshal(line, &head) != nil {
 		input.SkippedLines++
 		return
 	}
-	if seen[record.ID] {
-		input.Duplicates++
-		return
+	switch head.Schema {
+	case stormrecord.Schema:
+		var record stormrecord.Record
+		if json.Unmarshal(line, &record) != nil {
+			input.SkippedLines++
+		} else if firstOfID(record.ID, input, seen) {
+			input.Records = append(input.Records, record)
+		}
+	case stormrecord.FindingSchema:
+		var record stormrecord.FindingRecord
+		if json.Unmarshal(line, &record) != nil {
+			input.SkippedLines++
+		} else if firstOfID(record.ID, input, seen) {
+			input.Findings = append(input.Findings, record)
+		}
+	default:
+		input.SkippedLines++
 	}
-	seen[record.ID] = true
-	input.Records = append(input.Records, record)
+}
+
+// firstOfID reports whether a decoded record is to be kept: it has an id not read before.
+// A record without an id is a skipped line, a repeated id a duplicate.
+func firstOfID(id string, input *Input, seen map[string]bool) bool {
+	switch {
+	case id == "":
+		input.SkippedLines++
+		return false
+	case seen[id]:
+		input.Duplicates++
+		return false
+	}
+	seen[id] = true
+	return true
 }

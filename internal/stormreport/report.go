@@ -29,10 +29,34 @@ type Report struct {
 	FailedAttempts       int        `json:"failed_attempts"`
 	// FailedTokens sums failed_tokens_in + failed_tokens_out where known; null when no
 	// record knows them.
-	FailedTokens *int64         `json:"failed_tokens"`
-	ByClass      []ClassTotal   `json:"by_class"`
-	ByFinding    []FindingTotal `json:"by_finding"`
-	ByTool       []ToolTotal    `json:"by_tool"`
+	FailedTokens *int64       `json:"failed_tokens"`
+	ByClass      []ClassTotal `json:"by_class"`
+	// ByFinding counts every finding, those of the finding records included.
+	ByFinding []FindingTotal `json:"by_finding"`
+	ByTool    []ToolTotal    `json:"by_tool"`
+
+	// TraceFindingRecords counts the finding records: spans with findings that belong to
+	// no call (unbacked_citation on an answer).
+	TraceFindingRecords int `json:"trace_finding_records"`
+	// TraceLevelFindings counts the findings those records list.
+	TraceLevelFindings int `json:"trace_level_findings"`
+	// TraceFindings lists the finding records, newest first, bounded like the rankings.
+	TraceFindings []TraceFindingRow `json:"trace_findings"`
+	// Truth holds the report to agentsim's ground truth, when one was given.
+	Truth *TruthComparison `json:"truth,omitempty"`
+}
+
+// TraceFindingRow is one finding record: the span its findings concern and the findings.
+type TraceFindingRow struct {
+	ID          string                `json:"id"`
+	Time        string                `json:"time"`
+	TraceID     string                `json:"trace_id"`
+	RunID       *string               `json:"run_id"`
+	ServiceName *string               `json:"service_name"`
+	SpanID      string                `json:"span_id"`
+	SpanName    string                `json:"span_name"`
+	Findings    []stormrecord.Finding `json:"findings"`
+	TraceURL    *string               `json:"trace_url,omitempty"`
 }
 
 // StormRow is one storm in a ranking; span_id is the call key, as in the scanner.
@@ -61,11 +85,13 @@ type ClassTotal struct {
 	FailedTokens *int64 `json:"failed_tokens"`
 }
 
-// FindingTotal counts the findings of one kind and the calls carrying them.
+// FindingTotal counts the findings of one kind, the calls carrying them and the finding
+// records (spans) carrying them.
 type FindingTotal struct {
-	Kind     string `json:"kind"`
-	Findings int    `json:"findings"`
-	Calls    int    `json:"calls"`
+	Kind         string `json:"kind"`
+	Findings     int    `json:"findings"`
+	Calls        int    `json:"calls"`
+	TraceRecords int    `json:"trace_records"`
 }
 
 // ToolTotal sums the recorded calls of one tool.
@@ -81,8 +107,18 @@ type ToolTotal struct {
 // unclassified names the class of a storm whose record has none.
 const unclassified = "unclassified"
 
-// Build aggregates records; top bounds each ranking (0 or less keeps every storm).
+// BuildFrom aggregates everything read: the storm records and the finding records; top
+// bounds each ranking and the list of finding records (0 or less keeps them all).
+func BuildFrom(input *Input, top int) Report {
+	return build(input.Records, input.Findings, top)
+}
+
+// Build aggregates storm records; top bounds each ranking (0 or less keeps every storm).
 func Build(records []stormrecord.Record, top int) Report {
+	return build(records, nil, top)
+}
+
+func build(records []stormrecord.Record, traceFindings []stormrecord.FindingRecord, top int) Report {
 	agg := aggregate{
 		classes:  map[string]*ClassTotal{},
 		findings: map[string]*FindingTotal{},
@@ -91,7 +127,11 @@ func Build(records []stormrecord.Record, top int) Report {
 	for i := range records {
 		agg.add(&records[i])
 	}
+	for i := range traceFindings {
+		agg.addTraceFindings(&traceFindings[i])
+	}
 	report := agg.report
+	report.TraceFindings = listTraceFindings(agg.traceFindings, top)
 	report.TopStorms = rankByAttempts(agg.storms, top)
 	report.TopFailedTokenStorms = rankByFailedTokens(agg.storms, top)
 	report.ByClass = sortedTotals(agg.classes, func(a, b *ClassTotal) int {
@@ -113,6 +153,8 @@ type aggregate struct {
 	findings map[string]*FindingTotal
 	tools    map[string]*ToolTotal
 	storms   []StormRow
+	// traceFindings are the rows of the finding records.
+	traceFindings []TraceFindingRow
 }
 
 func (a *aggregate) add(r *stormrecord.Record) {
@@ -131,7 +173,9 @@ func (a *aggregate) add(r *stormrecord.Record) {
 	tool.Attempts += r.Attempts
 	tool.FailedAttempts += failed
 	tool.FailedTokens = addKnown(tool.FailedTokens, tokens)
-	countFindings(a.findings, r.Findings)
+	for _, total := range countFindings(a.findings, r.Findings) {
+		total.Calls++
+	}
 	if !r.Storm {
 		return
 	}
@@ -196,16 +240,50 @@ func addKnown(a, b *int64) *int64 {
 	}
 }
 
-func countFindings(totals map[string]*FindingTotal, findings []stormrecord.Finding) {
-	kinds := map[string]bool{}
+// addTraceFindings counts a finding record: its findings, and the record once per kind.
+func (a *aggregate) addTraceFindings(r *stormrecord.FindingRecord) {
+	a.report.TraceFindingRecords++
+	a.report.TraceLevelFindings += len(r.Findings)
+	for _, total := range countFindings(a.findings, r.Findings) {
+		total.TraceRecords++
+	}
+	findings := r.Findings
+	if findings == nil {
+		findings = []stormrecord.Finding{}
+	}
+	a.traceFindings = append(a.traceFindings, TraceFindingRow{
+		ID: r.ID, Time: r.Time, TraceID: r.TraceID, RunID: r.RunID, ServiceName: r.ServiceName,
+		SpanID: r.SpanID, SpanName: r.SpanName, Findings: findings, TraceURL: r.TraceURL,
+	})
+}
+
+// countFindings adds each finding to its kind's total and returns the totals of the kinds
+// present, once each, for the caller to count what carried them.
+func countFindings(totals map[string]*FindingTotal, findings []stormrecord.Finding) []*FindingTotal {
+	var kinds []*FindingTotal
 	for _, f := range findings {
 		total := entry(totals, f.Kind, func() *FindingTotal { return &FindingTotal{Kind: f.Kind} })
-		total.Findings++
-		if !kinds[f.Kind] {
-			kinds[f.Kind] = true
-			total.Calls++
+		if !slices.Contains(kinds, total) {
+			kinds = append(kinds, total)
 		}
+		total.Findings++
 	}
+	return kinds
+}
+
+// listTraceFindings orders the finding records newest first (then by id, so equal times
+// keep a stable order) and keeps top of them.
+func listTraceFindings(rows []TraceFindingRow, top int) []TraceFindingRow {
+	if rows == nil {
+		return []TraceFindingRow{}
+	}
+	slices.SortStableFunc(rows, func(a, b TraceFindingRow) int {
+		return cmp.Or(cmp.Compare(b.Time, a.Time), cmp.Compare(a.ID, b.ID))
+	})
+	if top > 0 && len(rows) > top {
+		return rows[:top]
+	}
+	return rows
 }
 
 func entry[T any](totals map[string]*T, key string, create func() *T) *T {

@@ -25,6 +25,9 @@ func WriteText(w io.Writer, input *Input, report Report) error {
 	fmt.Fprintf(tw, "%d recorded calls from %d files: %d storms, %d status flips, %d attempts (%d failed), %s tokens on failed attempts\n",
 		report.Spans, len(input.Files), report.StormSpans, report.StatusFlipSpans,
 		report.ToolEvents, report.FailedAttempts, formatTokens(report.FailedTokens))
+	if report.TraceFindingRecords > 0 {
+		fmt.Fprintf(tw, "%d trace-level findings (of no call) on %d spans\n", report.TraceLevelFindings, report.TraceFindingRecords)
+	}
 	if report.IncompleteEvents > 0 {
 		fmt.Fprintf(tw, "%d incomplete attempts: their calls are untrusted for cost analysis\n", report.IncompleteEvents)
 	}
@@ -37,10 +40,11 @@ func WriteText(w io.Writer, input *Input, report Report) error {
 	for _, c := range report.ByClass {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", c.Class, c.Storms, c.Attempts, formatTokens(c.FailedTokens))
 	}
-	fmt.Fprintf(tw, "\nFindings by kind\nkind\tfindings\tcalls\n")
+	fmt.Fprintf(tw, "\nFindings by kind\nkind\tfindings\tcalls\ttrace-level records\n")
 	for _, f := range report.ByFinding {
-		fmt.Fprintf(tw, "%s\t%d\t%d\n", f.Kind, f.Findings, f.Calls)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", f.Kind, f.Findings, f.Calls, f.TraceRecords)
 	}
+	writeTraceFindings(tw, report)
 	fmt.Fprintf(tw, "\nCalls by tool\ntool\tcalls\tstorms\tattempts\tfailed attempts\tfailed tokens\n")
 	for _, t := range report.ByTool {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", t.Tool, t.Calls, t.Storms, t.Attempts, t.FailedAttempts, formatTokens(t.FailedTokens))
@@ -48,7 +52,30 @@ func WriteText(w io.Writer, input *Input, report Report) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write text report: %w", err)
 	}
+	if report.Truth != nil {
+		if _, err := fmt.Fprintf(w, "\n%s\n", report.Truth.Line); err != nil {
+			return fmt.Errorf("write text report: %w", err)
+		}
+	}
 	return nil
+}
+
+// writeTraceFindings lists the finding records, one row per finding.
+func writeTraceFindings(w io.Writer, report Report) {
+	fmt.Fprintf(w, "\nTrace-level findings (findings of no call, on the span they concern)\n")
+	if len(report.TraceFindings) == 0 {
+		fmt.Fprintln(w, "(none)")
+		return
+	}
+	fmt.Fprintln(w, "time\tkind\tspan\ttrace\trun\tdetail")
+	for _, row := range report.TraceFindings {
+		for _, f := range row.Findings {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Time, f.Kind, row.SpanName, row.TraceID, orDash(row.RunID), f.Detail)
+		}
+	}
+	if hidden := report.TraceFindingRecords - len(report.TraceFindings); hidden > 0 {
+		fmt.Fprintf(w, "%d more spans with trace-level findings not shown; raise --top to see them\n", hidden)
+	}
 }
 
 func writeStorms(w io.Writer, title string, rows []StormRow) {

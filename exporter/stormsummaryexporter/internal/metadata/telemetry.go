@@ -15,6 +15,10 @@ const (
 	MetricWriteErrors         = "otelcol_exporter_storm_summary_write_errors"
 )
 
+// AttrSchema is the attribute of records_written and records_deduplicated naming the
+// record's schema (stormrecord.Schema or stormrecord.FindingSchema).
+const AttrSchema = "schema"
+
 // Meter returns the exporter's meter from the component's MeterProvider.
 func Meter(settings component.TelemetrySettings) metric.Meter {
 	return settings.MeterProvider.Meter(ScopeName)
@@ -35,19 +39,19 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 	var err, errs error
 	builder.ExporterStormSummaryRecordsWritten, err = meter.Int64Counter(
 		MetricRecordsWritten,
-		metric.WithDescription("Storm summary records appended to the summary file. [Development]"),
+		metric.WithDescription("Summary records appended to the summary file, by schema (storm or finding record). [Development]"),
 		metric.WithUnit("{record}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterStormSummaryRecordsDeduplicated, err = meter.Int64Counter(
 		MetricRecordsDeduplicated,
-		metric.WithDescription("Storm summary records not written because their id was already written. [Development]"),
+		metric.WithDescription("Summary records not written because their id was already written, by schema. [Development]"),
 		metric.WithUnit("{record}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterStormSummaryRecordsMalformed, err = meter.Int64Counter(
 		MetricRecordsMalformed,
-		metric.WithDescription("Call summaries on spans that could not be parsed and were skipped. [Development]"),
+		metric.WithDescription("Call summaries and finding records on spans that could not be parsed and were skipped. [Development]"),
 		metric.WithUnit("{record}"),
 	)
 	errs = errors.Join(errs, err)

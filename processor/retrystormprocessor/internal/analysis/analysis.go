@@ -71,7 +71,10 @@ type Trace struct {
 	Units   []*Unit
 	// Findings holds every finding, trace-level ones (unbacked_citation) included.
 	Findings []findings.Finding
-	Signals  Signals
+	// FindingRecords holds the records of the trace-level findings, one per span they
+	// concern; call-level findings are in their unit's Record.
+	FindingRecords []SpanFindings
+	Signals        Signals
 	// Tools are the tool names the trace touched.
 	Tools []string
 	// ToolSpans are the tree nodes of every recognised tool span: attempts, logical spans
@@ -146,7 +149,9 @@ func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 			findings.RememberResults(gu, an.mem, out.TraceID)
 		}
 	}
-	out.Findings = append(out.Findings, findings.UnbackedCitations(&an.cfg.Findings, t, reads)...)
+	traceLevel := findings.UnbackedCitations(&an.cfg.Findings, t, reads)
+	out.Findings = append(out.Findings, traceLevel...)
+	out.FindingRecords = an.findingRecords(t, out.TraceID, traceLevel)
 	an.signals(out)
 	for _, u := range out.Units {
 		if u.Storm || u.Last().Status.String() != "ok" || len(u.Findings) > 0 {

@@ -1,6 +1,6 @@
 // Package annotate applies an analysis to the spans of a kept trace: the isError status
-// remap, the retrystorm.* attributes, finding events, and the call summary on each call's
-// last attempt.
+// remap, the retrystorm.* attributes, finding events, the call summary on each call's last
+// attempt and the finding record on each span trace-level findings concern.
 package annotate // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
 
 import (
@@ -47,6 +47,11 @@ func Apply(tr *analysis.Trace, opts Options) Stats {
 		ev.Attributes().PutStr(stormrecord.FindingDetail, f.Detail)
 		if f.CallKey != "" {
 			ev.Attributes().PutStr(stormrecord.FindingCallKey, f.CallKey)
+		}
+	}
+	for _, sf := range tr.FindingRecords {
+		if b, err := json.Marshal(sf.Record); err == nil {
+			sf.Span.Attributes().PutStr(stormrecord.AttrFindingSummary, string(b))
 		}
 	}
 	annotateRoots(tr, opts.Reason)

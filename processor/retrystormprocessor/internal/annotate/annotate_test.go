@@ -118,3 +118,36 @@ func TestLateSpansAreRemapped(t *testing.T) {
 	}
 	assert.Equal(t, 1, errors)
 }
+
+func TestFindingRecordOnTheAnswerSpan(t *testing.T) {
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	traceID := pcommon.TraceID{1, 2, 3}
+	answer := spans.AppendEmpty()
+	answer.SetName("invoke_agent support")
+	answer.SetTraceID(traceID)
+	answer.SetSpanID(pcommon.SpanID{1})
+	answer.Attributes().PutStr("gen_ai.operation.name", "invoke_agent")
+	answer.Attributes().PutStr("retrystorm.answer.cited_assets", "kb/refunds,kb/shipping")
+	read := spans.AppendEmpty()
+	read.SetName("fetch kb/shipping")
+	read.SetTraceID(traceID)
+	read.SetSpanID(pcommon.SpanID{2})
+	read.SetParentSpanID(answer.SpanID())
+	read.Attributes().PutStr("retrystorm.read.asset", "kb/shipping")
+
+	tr := analysis.New(analysis.DefaultConfig(), nil).Analyze(td)
+	Apply(tr, Options{Reason: "divergence", Redact: true})
+
+	var rec stormrecord.FindingRecord
+	require.NoError(t, json.Unmarshal([]byte(str(t, answer.Attributes(), stormrecord.AttrFindingSummary)), &rec))
+	assert.Equal(t, stormrecord.FindingSchema, rec.Schema)
+	assert.Equal(t, stormrecord.FindingRecordID(traceID.String(), answer.SpanID().String()), rec.ID)
+	require.Len(t, rec.Findings, 1)
+	assert.Equal(t, "unbacked_citation", rec.Findings[0].Kind)
+	assert.Contains(t, rec.Findings[0].Detail, "kb/refunds")
+	_, onRead := read.Attributes().Get(stormrecord.AttrFindingSummary)
+	assert.False(t, onRead, "the record sits on the span the finding concerns only")
+	assert.Equal(t, "1", str(t, answer.Attributes(), stormrecord.AttrTraceFinding))
+	require.Equal(t, 1, answer.Events().Len(), "the finding event stays")
+}
