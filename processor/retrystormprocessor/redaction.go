@@ -1,6 +1,8 @@
 package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
 
 import (
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 )
@@ -30,25 +32,21 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet) *redact.Values {
 // fingerprint known for the trace now.
 func (s *shard) redactLate(set *spanSet, known *redact.Values) *redact.Values {
 	b := s.redactor.Values()
-	tools := 0
+	var tools []ptrace.Span
 	for res, span := range set.All() {
 		if s.recognizer.IsToolSpan(span) {
 			b.Add(span)
 			b.Exclude(s.recognizer.Extract(span, res).ToolName)
-			tools++
+			tools = append(tools, span)
 		}
 	}
 	vals := known
-	if tools > 0 {
+	if len(tools) > 0 {
 		vals = known.Merge(b.Done())
 	}
 	var st redact.Stats
-	if tools > 0 {
-		for _, span := range set.All() {
-			if s.recognizer.IsToolSpan(span) {
-				s.redactor.ToolSpan(span, &st)
-			}
-		}
+	for _, span := range tools {
+		s.redactor.ToolSpan(span, &st)
 	}
 	s.redactSet(set, vals, &st)
 	s.tel.redacted(st)

@@ -282,7 +282,7 @@ func (r *Redactor) messageAttrs(m pcommon.Map, st *Stats) int {
 		if !r.messages.match(k) {
 			return false
 		}
-		if v.Type() == pcommon.ValueTypeStr && !looksLikeContainer(v.Str()) {
+		if v.Type() == pcommon.ValueTypeStr && !payload.LooksLikeJSONContainer(v.Str()) {
 			// Plain text: a prompt or an answer.
 			if !r.rw.keepText && v.Str() != "" {
 				v.SetStr(Scrubbed)

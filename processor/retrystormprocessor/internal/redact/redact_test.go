@@ -332,7 +332,7 @@ func TestKeepPromptTextOff(t *testing.T) {
 	}
 }
 
-func TestValuesHoldNoPayload(t *testing.T) {
+func TestAClonedValueSetScrubsLikeTheOriginal(t *testing.T) {
 	r := New(testConfig(), nil)
 	b := r.Values()
 	b.Add(toolSpan())

@@ -51,8 +51,6 @@ func (w *rewriter) reset() {
 // copy of a tool span's payload carries that span's hash.
 func Marker(hash string) string { return "[redacted:" + hash + "]" }
 
-func looksLikeContainer(s string) bool { return payload.LooksLikeJSONContainer(s) }
-
 // jsonDocument rewrites a JSON document. ok is false when it does not parse.
 func (w *rewriter) jsonDocument(doc string) (out string, ok bool) {
 	if !gjson.Valid(doc) {
@@ -87,7 +85,7 @@ func (w *rewriter) json(r gjson.Result, parentKey string, inList bool, ctx conte
 			return out, out != v.Raw
 		})
 	case r.IsArray():
-		return w.splice(r, func(_ string, v gjson.Result) (string, bool) {
+		return w.spliceMembers(r, w.members(r, depth), func(_ string, v gjson.Result) (string, bool) {
 			if len(v.Raw) < memoMin {
 				out := w.json(v, parentKey, true, ctx, depth+1)
 				return out, out != v.Raw
@@ -105,7 +103,7 @@ func (w *rewriter) json(r gjson.Result, parentKey string, inList bool, ctx conte
 			w.memo[key] = memoEntry{out: out, replaced: w.replaced - before}
 			return out, out != v.Raw
 		})
-	case r.Type == gjson.String && looksLikeContainer(r.Str) && gjson.Valid(r.Str):
+	case r.Type == gjson.String && payload.LooksLikeJSONContainer(r.Str) && gjson.Valid(r.Str):
 		// JSON inside a JSON string (Vercel's tool-call input, OpenAI's arguments, LangChain's
 		// serialised messages): rewritten inside and quoted again.
 		in := gjson.Parse(r.Str)
@@ -144,7 +142,8 @@ type member struct {
 	v   gjson.Result
 }
 
-// members lists the members of object r, in scratch space of its depth.
+// members lists the members of object r (or the elements of array r, with empty keys), in
+// scratch space of its depth.
 func (w *rewriter) members(r gjson.Result, depth int) []member {
 	for len(w.scratch) <= depth {
 		w.scratch = append(w.scratch, nil)
@@ -158,7 +157,8 @@ func (w *rewriter) members(r gjson.Result, depth int) []member {
 	return ms
 }
 
-// spliceMembers is splice over members already listed.
+// spliceMembers rewrites the members (or elements) of container r, listed by members,
+// keeping everything between them (order, spacing) as it was.
 func (w *rewriter) spliceMembers(r gjson.Result, ms []member, rewrite func(key string, v gjson.Result) (string, bool)) string {
 	var b strings.Builder
 	done := 0
@@ -190,32 +190,6 @@ func memoKey(parentKey string, ctx context, depth int, raw string) uint64 {
 	h.WriteByte(byte(depth))
 	h.WriteString(raw)
 	return h.Sum64()
-}
-
-// splice rewrites the members (or elements) of a container, keeping everything between
-// them (order, spacing) as it was.
-func (w *rewriter) splice(r gjson.Result, member func(key string, v gjson.Result) (string, bool)) string {
-	var b strings.Builder
-	done := 0
-	r.ForEach(func(k, v gjson.Result) bool {
-		out, changed := member(k.Str, v)
-		// Indexes are offsets in the document r was parsed from.
-		at := v.Index - r.Index
-		if changed && at >= done && at+len(v.Raw) <= len(r.Raw) && r.Raw[at:at+len(v.Raw)] == v.Raw {
-			if b.Len() == 0 {
-				b.Grow(len(r.Raw))
-			}
-			b.WriteString(r.Raw[done:at])
-			b.WriteString(out)
-			done = at + len(v.Raw)
-		}
-		return true
-	})
-	if done == 0 {
-		return r.Raw
-	}
-	b.WriteString(r.Raw[done:])
-	return b.String()
 }
 
 // hashJSON is the hash of a JSON value as the tool span's hash of the same value would be.
@@ -254,7 +228,7 @@ func (w *rewriter) value(v pcommon.Value, parentKey string, inList bool, ctx con
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
 		s := v.Str()
-		if !looksLikeContainer(s) {
+		if !payload.LooksLikeJSONContainer(s) {
 			return true
 		}
 		if !gjson.Valid(s) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/maphash"
+	"math/bits"
 	"net/url"
 	"slices"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
 
 // Values is the set of raw payload values of a trace's tool attempts that scrubbing hunts
@@ -127,7 +130,7 @@ func (c *collector) addValue(v pcommon.Value, depth int) {
 // A document that does not parse is read as far as gjson reads it: at worst a few more
 // values are hunted.
 func (c *collector) addText(s string, depth int) {
-	if looksLikeContainer(s) && depth < maxDepth {
+	if payload.LooksLikeJSONContainer(s) && depth < maxDepth {
 		c.addJSON(gjson.Parse(s), depth+1)
 		return
 	}
@@ -291,7 +294,7 @@ func (v *Values) index() *valueIndex {
 		size <<= 1
 	}
 	x.table = make([]int32, size)
-	x.shift = uint8(64 - bitsLen(size-1))
+	x.shift = uint8(64 - bits.Len(uint(size-1)))
 	mask := uint64(size - 1)
 	for i, p := range v.prints {
 		for slot := mix(p.prefix) >> x.shift; ; slot = (slot + 1) & mask {
@@ -318,14 +321,6 @@ func (v *Values) index() *valueIndex {
 	}
 	v.idx = x
 	return x
-}
-
-func bitsLen(x int) int {
-	n := 0
-	for ; x > 0; x >>= 1 {
-		n++
-	}
-	return n
 }
 
 func mix(x uint64) uint64 { return x * 0x9E3779B97F4A7C15 }
