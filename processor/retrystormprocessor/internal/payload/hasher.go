@@ -42,9 +42,31 @@ func (x *Hasher) Sum(b []byte) string {
 	return hex.EncodeToString(x.digest)
 }
 
-// Value digests the canonical JSON of an attribute value.
+// Value digests the canonical JSON of an attribute value (CanonicalValue), reusing the
+// Hasher's scratch space.
 func (x *Hasher) Value(v pcommon.Value) string {
+	if v.Type() == pcommon.ValueTypeStr {
+		return x.Text(v.Str())
+	}
 	return x.Sum(CanonicalValue(v))
+}
+
+// Text digests s as Value digests a string attribute holding s: a JSON object or array as
+// its canonical JSON, anything else as a JSON string.
+func (x *Hasher) Text(s string) string {
+	x.scratch = x.scratch[:0]
+	if LooksLikeJSONContainer(s) {
+		doc := stringBytes(s)
+		if isCanonical(doc) {
+			return x.Sum(doc)
+		}
+		if out, err := x.c.appendCanonical(x.scratch, doc); err == nil {
+			x.scratch = out
+			return x.Sum(out)
+		}
+	}
+	x.scratch = appendString(x.scratch, s)
+	return x.Sum(x.scratch)
 }
 
 // String digests a raw string as given (idempotency keys are opaque, not JSON).

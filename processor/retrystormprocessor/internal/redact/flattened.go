@@ -31,6 +31,15 @@ func (r *Redactor) flattenedKey(key string) (message, rest string, ok bool) {
 	return "", "", false
 }
 
+// isFlattened reports whether key is a field of a flattened message.
+func (r *Redactor) isFlattened(key string) bool {
+	if len(r.flattened) == 0 {
+		return false
+	}
+	_, _, ok := r.flattenedKey(key)
+	return ok
+}
+
 // flattenedMessages rewrites the flattened messages of m and returns the replacements.
 func (r *Redactor) flattenedMessages(m pcommon.Map) int {
 	if len(r.flattened) == 0 {
@@ -57,11 +66,11 @@ func (r *Redactor) flattenedMessages(m pcommon.Map) int {
 		}
 		last := rest[strings.LastIndexByte(rest, '.')+1:]
 		switch {
-		case argMembers[last] && strings.Contains(rest, "tool_call"),
-			textMembers[last] && toolRoles[roles[msg]]:
+		case roleOf(last)&argKey != 0 && strings.Contains(rest, "tool_call"),
+			roleOf(last)&textKey != 0 && toolRoles[roles[msg]]:
 			v.SetStr(Marker(r.rw.hasher.Value(v)))
 			n++
-		case textMembers[last] && !r.rw.keepText && v.Type() == pcommon.ValueTypeStr && v.Str() != "":
+		case roleOf(last)&textKey != 0 && !r.rw.keepText && v.Type() == pcommon.ValueTypeStr && v.Str() != "":
 			v.SetStr(Scrubbed)
 			n++
 		}

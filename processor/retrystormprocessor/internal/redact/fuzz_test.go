@@ -1,11 +1,13 @@
 package redact
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
 
 // FuzzRedactMessage holds the message rewriting and scrubbing to three rules on any input:
@@ -27,7 +29,7 @@ func FuzzRedactMessage(f *testing.F) {
 		model.Attributes().PutStr("other", doc)
 		redactTrace(t, testConfig(), tool, model)
 		out, kept := model.Attributes().Get("gen_ai.input.messages")
-		if gjson.Valid(doc) && (!kept || !gjson.Valid(out.Str())) {
+		if json.Valid([]byte(doc)) && (!kept || !json.Valid([]byte(out.Str()))) {
 			t.Fatalf("valid message %q became %q (kept %v)", doc, out.Str(), kept)
 		}
 		s := strings.TrimSpace(secret)
@@ -39,6 +41,25 @@ func FuzzRedactMessage(f *testing.F) {
 		}
 		if o, _ := model.Attributes().Get("other"); strings.Contains(o.Str(), s) {
 			t.Fatalf("the argument %q survived in an unlisted attribute: %q", s, o.Str())
+		}
+	})
+}
+
+// FuzzJSONGrammar holds the scan's grammar to encoding/json's: a document is valid for
+// validJSON exactly when json.Valid says so, and the rewriting accepts it exactly then.
+func FuzzJSONGrammar(f *testing.F) {
+	for _, s := range []string{`{"a":[1,-0.5e+3,true,null,"x\u00e9"]}`, `[01]`, `{"a":1,}`, `"\ud800"`, "\"\x01\"",
+		` [ ] `, `{"a" 1}`, `-`, `1.`, `1e`, `"\x"`, `[[[[{"arguments":{"type":"tool_call"}}]]]]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		want := json.Valid([]byte(doc))
+		if got := validJSON(doc); got != want {
+			t.Fatalf("validJSON(%q) = %v, encoding/json says %v", doc, got, want)
+		}
+		w := rewriter{hasher: payload.NewHasher(nil), keepText: true}
+		if _, ok := w.document(doc, "", false, ctxNone, 0); ok != want {
+			t.Fatalf("document(%q) ok = %v, encoding/json says %v", doc, ok, want)
 		}
 	})
 }

@@ -3,7 +3,6 @@ package redact
 import (
 	"strings"
 
-	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -34,20 +33,7 @@ var (
 		"server_tool_use", "tool-input-available", "dynamic-tool")
 	resultTypes = set("tool_call_response", "tool-result", "tool_result", "toolresult", "tool-error",
 		"function_call_output", "function_response", "functionresponse", "tool-output-available", "mcp_tool_result")
-	// callWrappers and resultWrappers are members that hold one call or response object.
-	callWrappers   = set("toolUse", "tool_use", "functionCall", "function_call", "function", "lg_tool_call")
-	resultWrappers = set("toolResult", "tool_result", "functionResponse", "function_response")
-	// callLists and resultLists are members whose elements are calls or responses.
-	callLists   = set("tool_calls", "toolCalls", "invalid_tool_calls")
-	resultLists = set("toolResults", "tool_results")
-	toolRoles   = set("tool", "function", "ipython", "tool_result")
-	// argMembers hold a call's arguments; resultMembers a response's content.
-	argMembers    = set("arguments", "args", "input", "toolInput")
-	resultMembers = set("response", "result", "output", "content", "error", "results")
-	// callIDMembers name the call a message answers.
-	callIDMembers = set("tool_call_id", "toolCallId", "tool_use_id", "toolUseId")
-	// textMembers hold text a user, system or model wrote.
-	textMembers = set("text", "content")
+	toolRoles = set("tool", "function", "ipython", "tool_result")
 )
 
 func set(keys ...string) map[string]bool {
@@ -58,48 +44,126 @@ func set(keys ...string) map[string]bool {
 	return m
 }
 
-// fields reads the members classify needs of one object, whatever its encoding.
-type fields interface {
-	str(key string) (string, bool)
-	has(key string) bool
+// keyRole says what a member's key makes of its value, a bit a meaning.
+type keyRole uint16
+
+const (
+	// argKey: a call's arguments.
+	argKey keyRole = 1 << iota
+	// resultKey: a response's content.
+	resultKey
+	// textKey: text a user, system or model wrote.
+	textKey
+	// callIDKey names the call a message answers.
+	callIDKey
+	// callListKey and resultListKey: the elements are calls or responses.
+	callListKey
+	resultListKey
+	// callWrapperKey and resultWrapperKey hold one call or response object.
+	callWrapperKey
+	resultWrapperKey
+)
+
+// roleOf is what key makes of its value (a switch: this runs for every member read).
+func roleOf(key string) keyRole {
+	switch key {
+	case "arguments", "args", "input", "toolInput":
+		return argKey
+	case "content":
+		return resultKey | textKey
+	case "response", "result", "output", "error", "results":
+		return resultKey
+	case "text":
+		return textKey
+	case "tool_call_id", "toolCallId", "tool_use_id", "toolUseId":
+		return callIDKey
+	case "tool_calls", "toolCalls", "invalid_tool_calls":
+		return callListKey
+	case "toolResults", "tool_results":
+		return resultListKey
+	case "toolUse", "tool_use", "functionCall", "function_call", "function", "lg_tool_call":
+		return callWrapperKey
+	case "toolResult", "tool_result", "functionResponse", "function_response":
+		return resultWrapperKey
+	}
+	return 0
+}
+
+// facts are what classify reads of an object's members, whatever its encoding.
+type facts struct {
+	// typed is what the member "type" says: partCall, partResult or partOther.
+	typed part
+	// toolRole: the member "role" names the tool role.
+	toolRole bool
+	// callID, args, content: the object has such a member.
+	callID, args, content bool
+}
+
+// note records that the object has member key.
+func (f *facts) note(key string) {
+	switch r := roleOf(key); {
+	case key == "content":
+		f.content = true
+	case r&callIDKey != 0:
+		f.callID = true
+	case r&argKey != 0:
+		f.args = true
+	}
+}
+
+// noteString records the string value of member key ("type" and "role" say what the
+// object is).
+func (f *facts) noteString(key, v string) {
+	switch key {
+	case "type":
+		t := strings.ToLower(strings.TrimSpace(v))
+		switch {
+		case callTypes[t]:
+			f.typed = partCall
+		case resultTypes[t]:
+			f.typed = partResult
+		default:
+			f.typed = partOther
+		}
+	case "role":
+		f.toolRole = toolRoles[strings.ToLower(strings.TrimSpace(v))]
+	}
+}
+
+// factsOfMap reads the facts of an attribute map.
+func factsOfMap(m pcommon.Map) *facts {
+	f := &facts{}
+	for k, v := range m.All() {
+		f.note(k)
+		if v.Type() == pcommon.ValueTypeStr {
+			f.noteString(k, v.Str())
+		}
+	}
+	return f
 }
 
 // classify says what an object is, from its own members and the member of its parent it
 // sits in (inList: it is an element of that member's array).
-func classify(f fields, parentKey string, inList bool) part {
-	if t, ok := f.str("type"); ok {
-		t = strings.ToLower(strings.TrimSpace(t))
-		switch {
-		case callTypes[t]:
-			return partCall
-		case resultTypes[t]:
-			return partResult
-		}
+func classify(f *facts, parentKey string, inList bool) part {
+	if f.typed != partOther {
+		return f.typed
 	}
-	switch {
-	case inList && callLists[parentKey], !inList && callWrappers[parentKey]:
+	switch r := roleOf(parentKey); {
+	case inList && r&callListKey != 0, !inList && r&callWrapperKey != 0:
 		return partCall
-	case inList && resultLists[parentKey], !inList && resultWrappers[parentKey]:
+	case inList && r&resultListKey != 0, !inList && r&resultWrapperKey != 0:
 		return partResult
 	}
-	if r, ok := f.str("role"); ok && toolRoles[strings.ToLower(strings.TrimSpace(r))] {
+	switch {
+	case f.toolRole:
 		return partToolMessage
-	}
-	for k := range callIDMembers {
-		if !f.has(k) {
-			continue
-		}
+	case f.callID && f.args:
 		// An object naming the call it belongs to: a call when it carries arguments
 		// (Mastra's {toolCallId, toolName, toolInput}), else a tool message when it has
 		// content (LangChain's ToolMessage).
-		for a := range argMembers {
-			if f.has(a) {
-				return partCall
-			}
-		}
-		if f.has("content") {
-			return partToolMessage
-		}
+		return partCall
+	case f.callID && f.content:
+		return partToolMessage
 	}
 	return partOther
 }
@@ -113,85 +177,17 @@ const (
 	ctxToolText
 )
 
-// jsonFields holds the members of a JSON object classify reads, gathered in one pass.
-type jsonFields struct {
-	typ, role         string
-	hasType, hasRole  bool
-	callID, arg, cont bool
-}
-
-func fieldsOf(ms []member) *jsonFields {
-	f := &jsonFields{}
-	for _, m := range ms {
-		v := m.v
-		switch key := m.key; {
-		case key == "type":
-			f.typ, f.hasType = v.Str, v.Type == gjson.String
-		case key == "role":
-			f.role, f.hasRole = v.Str, v.Type == gjson.String
-		case key == "content":
-			f.cont = true
-		case callIDMembers[key]:
-			f.callID = true
-		case argMembers[key]:
-			f.arg = true
-		}
-	}
-	return f
-}
-
-func (j *jsonFields) str(key string) (string, bool) {
-	switch key {
-	case "type":
-		return j.typ, j.hasType
-	case "role":
-		return j.role, j.hasRole
-	}
-	return "", false
-}
-
-func (j *jsonFields) has(key string) bool {
-	switch {
-	case key == "content":
-		return j.cont
-	case callIDMembers[key]:
-		return j.callID
-	case argMembers[key]:
-		return j.arg
-	}
-	return false
-}
-
-// mapFields reads members of an attribute map.
-type mapFields struct{ m pcommon.Map }
-
-func (p mapFields) str(key string) (string, bool) {
-	v, ok := p.m.Get(key)
-	if !ok || v.Type() != pcommon.ValueTypeStr {
-		return "", false
-	}
-	return v.Str(), true
-}
-
-func (p mapFields) has(key string) bool {
-	_, ok := p.m.Get(key)
-	return ok
-}
-
 // replacement says what becomes of a member of an object classified as p: replaced by a
 // marker carrying its hash (a tool payload), or by Scrubbed (text, when text is not kept).
 // isString says whether the member's value is a string.
 func (w *rewriter) replacement(p part, ctx context, key string, isString bool) (marker bool, text bool) {
-	switch {
-	case p == partToolMessage && key == "content" && isString:
+	if p == partToolMessage && key == "content" && isString {
 		return true, false
-	case p == partCall && argMembers[key]:
+	}
+	switch r := roleOf(key); {
+	case p == partCall && r&argKey != 0, p == partResult && r&resultKey != 0, ctx == ctxToolText && r&textKey != 0:
 		return true, false
-	case p == partResult && resultMembers[key]:
-		return true, false
-	case ctx == ctxToolText && textMembers[key]:
-		return true, false
-	case !w.keepText && textMembers[key]:
+	case !w.keepText && r&textKey != 0:
 		return false, true
 	}
 	return false, false

@@ -78,7 +78,7 @@ func (s *Stats) Add(o Stats) {
 // Redactor redacts the spans of one trace at a time. It holds a hasher and scratch space
 // and is not safe for concurrent use: make one per goroutine.
 type Redactor struct {
-	payloadKeys []string
+	payloadKeys map[string]bool
 	sources     []payloadSource
 	idemKeys    matcher
 	messages    matcher
@@ -88,13 +88,15 @@ type Redactor struct {
 	minLen      int
 	rw          rewriter
 	col         collector
+	// deleteAt is scratch space: positions of the attributes of a map to delete.
+	deleteAt []int
 }
 
 // New compiles cfg; key is the HMAC key of the markers' hashes (empty: SHA-256).
 func New(cfg Config, key []byte) *Redactor {
 	minLen := max(cfg.MinValueLength, 2) // the scan reads two-byte blocks
 	return &Redactor{
-		payloadKeys: cfg.PayloadKeys,
+		payloadKeys: set(cfg.PayloadKeys...),
 		sources:     parseSources(cfg.PayloadSources),
 		idemKeys:    newMatcher(cfg.IdempotencyKeys),
 		messages:    newMatcher(cfg.MessageAttributes),
@@ -163,10 +165,14 @@ func (b ValueBuilder) Done() *Values {
 	return v
 }
 
-// isPayloadKey reports whether k is a payload attribute or a flattened form of one.
+// isPayloadKey reports whether k is a payload attribute or a flattened form of one
+// (key.a.b: every prefix of k ending before a dot is looked up).
 func (r *Redactor) isPayloadKey(k string) bool {
-	for _, p := range r.payloadKeys {
-		if k == p || len(k) > len(p) && k[len(p)] == '.' && strings.HasPrefix(k, p) {
+	if r.payloadKeys[k] {
+		return true
+	}
+	for i := len(k) - 1; i > 0; i-- {
+		if k[i] == '.' && r.payloadKeys[k[:i]] {
 			return true
 		}
 	}
@@ -199,19 +205,31 @@ func (r *Redactor) ToolSpan(span ptrace.Span, st *Stats) {
 
 // Span redacts one span of a kept trace: idempotency keys, configured deletions, message
 // attributes, flattened messages and message events, then scrubs every string left (name,
-// status message, attributes, events, links) of vals.
+// status message, attributes, events, links) of vals. Each attribute map is read once.
 func (r *Redactor) Span(span ptrace.Span, vals *Values, st *Stats) {
-	attrs := span.Attributes()
-	r.deleteKeys(attrs, true, st)
-	st.Message += r.messageAttrs(attrs, st)
-	st.Message += r.flattenedMessages(attrs)
+	st.Message += r.attributes(span.Attributes(), true, vals, st)
+	if vals.Len() > 0 {
+		if s, n := vals.Scrub(span.Name()); n > 0 {
+			span.SetName(s)
+			st.Scrubbed += n
+		}
+		if s, n := vals.Scrub(span.Status().Message()); n > 0 {
+			span.Status().SetMessage(s)
+			st.Scrubbed += n
+		}
+	}
 	evs := span.Events()
 	for i := 0; i < evs.Len(); i++ {
 		ev := evs.At(i)
 		ea := ev.Attributes()
-		r.deleteKeys(ea, false, st)
-		st.Event += r.messageAttrs(ea, st)
-		if r.events[ev.Name()] {
+		if strings.HasPrefix(ev.Name(), annotationPrefix) {
+			continue // a finding: its kind, detail and call key are the analysis's words
+		}
+		if !r.events[ev.Name()] {
+			st.Event += r.attributes(ea, false, vals, st)
+		} else {
+			// A message event: its attributes are one message, rewritten whole, then scrubbed.
+			st.Event += r.attributes(ea, false, nil, st)
 			ctx := ctxNone
 			if strings.Contains(ev.Name(), "tool") {
 				ctx = ctxToolText
@@ -219,85 +237,95 @@ func (r *Redactor) Span(span ptrace.Span, vals *Values, st *Stats) {
 			r.rw.replaced = 0
 			r.rw.object(ea, "", false, ctx, 0)
 			st.Event += r.rw.replaced
+			st.Scrubbed += scrubMap(ea, vals)
+		}
+		if vals.Len() > 0 {
+			if s, n := vals.Scrub(ev.Name()); n > 0 {
+				ev.SetName(s)
+				st.Scrubbed += n
+			}
 		}
 	}
 	links := span.Links()
 	for i := 0; i < links.Len(); i++ {
-		r.deleteKeys(links.At(i).Attributes(), false, st)
-	}
-	if vals.Len() == 0 {
-		return
-	}
-	if s, n := vals.Scrub(span.Name()); n > 0 {
-		span.SetName(s)
-		st.Scrubbed += n
-	}
-	if s, n := vals.Scrub(span.Status().Message()); n > 0 {
-		span.Status().SetMessage(s)
-		st.Scrubbed += n
-	}
-	st.Scrubbed += scrubMap(attrs, vals)
-	for i := 0; i < evs.Len(); i++ {
-		ev := evs.At(i)
-		if strings.HasPrefix(ev.Name(), annotationPrefix) {
-			continue // a finding: its kind, detail and call key are the analysis's words
-		}
-		if s, n := vals.Scrub(ev.Name()); n > 0 {
-			ev.SetName(s)
-			st.Scrubbed += n
-		}
-		st.Scrubbed += scrubMap(ev.Attributes(), vals)
-	}
-	for i := 0; i < links.Len(); i++ {
-		st.Scrubbed += scrubMap(links.At(i).Attributes(), vals)
+		r.attributes(links.At(i).Attributes(), false, vals, st)
 	}
 }
 
-// deleteKeys deletes the configured attributes, and idempotency keys when idem is set.
-func (r *Redactor) deleteKeys(m pcommon.Map, idem bool, st *Stats) {
-	if r.deletes.empty() && (!idem || r.idemKeys.empty()) {
-		return
-	}
-	m.RemoveIf(func(k string, _ pcommon.Value) bool {
+// attributes redacts one attribute map in one pass: deletes configured attributes (and
+// idempotency keys when idem), rewrites message attributes and flattened messages, and
+// scrubs every string but retry_storm's own annotations of vals. It returns the
+// replacements made in messages.
+func (r *Redactor) attributes(m pcommon.Map, idem bool, vals *Values, st *Stats) int {
+	r.rw.replaced = 0
+	deletes := r.deleteAt[:0]
+	flattened := false
+	at := -1
+	for k, v := range m.All() {
+		at++
 		switch {
 		case r.deletes.match(k):
 			st.Configured++
-			return true
+			deletes = append(deletes, at)
+			continue
 		case idem && r.idemKeys.match(k):
 			st.IdempotencyKey++
-			return true
+			deletes = append(deletes, at)
+			continue
+		case r.messages.match(k):
+			if !r.messageAttr(k, v) {
+				st.Unparseable++
+				deletes = append(deletes, at)
+				continue
+			}
+		case r.isFlattened(k):
+			// Scrubbed once rewritten: a marker hashes the part as it was.
+			flattened = true
+			continue
 		}
-		return false
-	})
-}
-
-// messageAttrs rewrites the message attributes of m and returns the replacements made;
-// one that does not parse is deleted whole.
-func (r *Redactor) messageAttrs(m pcommon.Map, st *Stats) int {
-	if r.messages.empty() {
-		return 0
+		if vals.Len() > 0 && !strings.HasPrefix(k, annotationPrefix) {
+			st.Scrubbed += scrubValue(v, vals, 0)
+		}
 	}
-	r.rw.replaced = 0
-	m.RemoveIf(func(k string, v pcommon.Value) bool {
-		if !r.messages.match(k) {
-			return false
+	n := r.rw.replaced
+	if flattened {
+		n += r.flattenedMessages(m)
+		if vals.Len() > 0 {
+			for k, v := range m.All() {
+				if r.isFlattened(k) {
+					st.Scrubbed += scrubValue(v, vals, 0)
+				}
+			}
 		}
-		if v.Type() == pcommon.ValueTypeStr && !payload.LooksLikeJSONContainer(v.Str()) {
-			// Plain text: a prompt or an answer.
-			if !r.rw.keepText && v.Str() != "" {
-				v.SetStr(Scrubbed)
-				r.rw.replaced++
+	}
+	if len(deletes) > 0 {
+		at := -1
+		m.RemoveIf(func(string, pcommon.Value) bool {
+			at++
+			if len(deletes) > 0 && deletes[0] == at {
+				deletes = deletes[1:]
+				return true
 			}
 			return false
+		})
+	}
+	r.deleteAt = deletes[:0]
+	return n
+}
+
+// messageAttr rewrites message attribute k in place; false when it does not parse (the
+// caller deletes it).
+func (r *Redactor) messageAttr(k string, v pcommon.Value) bool {
+	if v.Type() == pcommon.ValueTypeStr && !payload.LooksLikeJSONContainer(v.Str()) {
+		// Plain text: a prompt or an answer.
+		if !r.rw.keepText && v.Str() != "" {
+			v.SetStr(Scrubbed)
+			r.rw.replaced++
 		}
-		// The key's last segment names what the value holds (ai.response.toolCalls: calls).
-		if !r.rw.value(v, k[strings.LastIndexByte(k, '.')+1:], false, ctxNone, 0) {
-			st.Unparseable++
-			return true
-		}
-		return false
-	})
-	return r.rw.replaced
+		return true
+	}
+	// The key's last segment names what the value holds (ai.response.toolCalls: calls).
+	return r.rw.value(v, k[strings.LastIndexByte(k, '.')+1:], false, ctxNone, 0)
 }
 
 // Map scrubs an attribute map (a resource's or a scope's) of vals and returns the

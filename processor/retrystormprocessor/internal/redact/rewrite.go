@@ -4,7 +4,6 @@ import (
 	"hash/maphash"
 	"strings"
 
-	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
@@ -27,12 +26,16 @@ type rewriter struct {
 	// hashes holds the markers' hashes of the trace being redacted, by the raw text they
 	// replace: the same payload is copied into many messages.
 	hashes map[uint64]string
-	// scratch holds the members of the object being rewritten at each depth.
-	scratch [][]member
+	// late holds the late members of the object being read at each depth.
+	late [][]lateMember
+	// scans are scans of documents finished, for reuse.
+	scans []*scan
 }
 
+// memoEntry is an array element rewritten: its edits, at offsets from its start, and the
+// replacements they make.
 type memoEntry struct {
-	out      string
+	edits    []edit
 	replaced int
 }
 
@@ -51,79 +54,13 @@ func (w *rewriter) reset() {
 // copy of a tool span's payload carries that span's hash.
 func Marker(hash string) string { return "[redacted:" + hash + "]" }
 
-// jsonDocument rewrites a JSON document. ok is false when it does not parse.
-func (w *rewriter) jsonDocument(doc string) (out string, ok bool) {
-	if !gjson.Valid(doc) {
-		return "", false
-	}
-	return w.json(gjson.Parse(doc), "", false, ctxNone, 0), true
-}
-
-// json returns the raw text of r rewritten; r sits in member parentKey of its parent (an
-// element of it when inList).
-func (w *rewriter) json(r gjson.Result, parentKey string, inList bool, ctx context, depth int) string {
-	if depth >= maxDepth || w.nothingToDo(r.Raw, parentKey, ctx) {
-		return r.Raw
-	}
-	switch {
-	case r.IsObject():
-		members := w.members(r, depth)
-		p := classify(fieldsOf(members), parentKey, inList)
-		return w.spliceMembers(r, members, func(key string, v gjson.Result) (string, bool) {
-			marker, text := w.replacement(p, ctx, key, v.Type == gjson.String)
-			switch {
-			case marker:
-				w.replaced++
-				return quote(Marker(w.hashJSON(v))), true
-			case text && v.Type == gjson.String:
-				w.replaced++
-				return quote(Scrubbed), true
-			case text && v.IsArray():
-				// Text made of parts: walk it, its text parts are replaced in turn.
-			}
-			out := w.json(v, key, false, childContext(p, ctx, key), depth+1)
-			return out, out != v.Raw
-		})
-	case r.IsArray():
-		return w.spliceMembers(r, w.members(r, depth), func(_ string, v gjson.Result) (string, bool) {
-			if len(v.Raw) < memoMin {
-				out := w.json(v, parentKey, true, ctx, depth+1)
-				return out, out != v.Raw
-			}
-			key := memoKey(parentKey, ctx, depth, v.Raw)
-			if e, ok := w.memo[key]; ok {
-				w.replaced += e.replaced
-				return e.out, e.out != v.Raw
-			}
-			before := w.replaced
-			out := w.json(v, parentKey, true, ctx, depth+1)
-			if w.memo == nil {
-				w.memo = map[uint64]memoEntry{}
-			}
-			w.memo[key] = memoEntry{out: out, replaced: w.replaced - before}
-			return out, out != v.Raw
-		})
-	case r.Type == gjson.String && payload.LooksLikeJSONContainer(r.Str) && gjson.Valid(r.Str):
-		// JSON inside a JSON string (Vercel's tool-call input, OpenAI's arguments, LangChain's
-		// serialised messages): rewritten inside and quoted again.
-		in := gjson.Parse(r.Str)
-		out := w.json(in, parentKey, inList, ctx, depth+1)
-		if out == in.Raw {
-			return r.Raw
-		}
-		return quote(out)
-	}
-	return r.Raw
-}
-
 // nothingToDo reports a value that cannot hold a tool payload part: with prompt text kept,
 // only a tool call, a tool response or a tool message is rewritten, and each of them is
 // named by a key or value containing "tool", "function" or "python" (any of them
 // capitalised) — in the value itself, or in the member that holds it. One fast substring
-// search then spares parsing text messages and plain parts.
+// search then spares scanning text messages.
 func (w *rewriter) nothingToDo(raw, parentKey string, ctx context) bool {
-	if !w.keepText || ctx != ctxNone || callWrappers[parentKey] || resultWrappers[parentKey] ||
-		callLists[parentKey] || resultLists[parentKey] {
+	if !w.keepText || ctx != ctxNone || roleOf(parentKey)&(callWrapperKey|resultWrapperKey|callListKey|resultListKey) != 0 {
 		return false
 	}
 	for _, t := range toolWords {
@@ -136,69 +73,13 @@ func (w *rewriter) nothingToDo(raw, parentKey string, ctx context) bool {
 
 var toolWords = [...]string{"ool", "OOL", "unction", "UNCTION", "ython", "YTHON"}
 
-// member is one member of a JSON object.
-type member struct {
-	key string
-	v   gjson.Result
-}
-
-// members lists the members of object r (or the elements of array r, with empty keys), in
-// scratch space of its depth.
-func (w *rewriter) members(r gjson.Result, depth int) []member {
-	for len(w.scratch) <= depth {
-		w.scratch = append(w.scratch, nil)
-	}
-	ms := w.scratch[depth][:0]
-	r.ForEach(func(k, v gjson.Result) bool {
-		ms = append(ms, member{k.Str, v})
-		return true
-	})
-	w.scratch[depth] = ms
-	return ms
-}
-
-// spliceMembers rewrites the members (or elements) of container r, listed by members,
-// keeping everything between them (order, spacing) as it was.
-func (w *rewriter) spliceMembers(r gjson.Result, ms []member, rewrite func(key string, v gjson.Result) (string, bool)) string {
-	var b strings.Builder
-	done := 0
-	for _, m := range ms {
-		out, changed := rewrite(m.key, m.v)
-		at := m.v.Index - r.Index
-		if changed && at >= done && at+len(m.v.Raw) <= len(r.Raw) && r.Raw[at:at+len(m.v.Raw)] == m.v.Raw {
-			if b.Len() == 0 {
-				b.Grow(len(r.Raw))
-			}
-			b.WriteString(r.Raw[done:at])
-			b.WriteString(out)
-			done = at + len(m.v.Raw)
-		}
-	}
-	if done == 0 {
-		return r.Raw
-	}
-	b.WriteString(r.Raw[done:])
-	return b.String()
-}
-
-// memoKey identifies an array element by what its rewriting depends on.
-func memoKey(parentKey string, ctx context, depth int, raw string) uint64 {
-	var h maphash.Hash
-	h.SetSeed(hashSeed)
-	h.WriteString(parentKey)
-	h.WriteByte(byte(ctx))
-	h.WriteByte(byte(depth))
-	h.WriteString(raw)
-	return h.Sum64()
-}
-
 // hashJSON is the hash of a JSON value as the tool span's hash of the same value would be.
-func (w *rewriter) hashJSON(v gjson.Result) string {
-	key := maphash.String(hashSeed, v.Raw)
+func (w *rewriter) hashJSON(raw string) string {
+	key := maphash.String(hashSeed, raw)
 	if h, ok := w.hashes[key]; ok {
 		return h
 	}
-	h := w.hashRaw(v)
+	h := w.hashRaw(raw)
 	if w.hashes == nil {
 		w.hashes = map[uint64]string{}
 	}
@@ -206,14 +87,17 @@ func (w *rewriter) hashJSON(v gjson.Result) string {
 	return h
 }
 
-func (w *rewriter) hashRaw(v gjson.Result) string {
-	switch v.Type {
-	case gjson.String:
-		return w.hasher.Value(pcommon.NewValueStr(v.Str))
-	case gjson.JSON:
-		return w.hasher.Value(pcommon.NewValueStr(v.Raw))
+// hashRaw hashes the checked JSON value raw: a string as the attribute string it decodes
+// to, a container as a string holding it, a number or literal as its bytes.
+func (w *rewriter) hashRaw(raw string) string {
+	switch raw[0] {
+	case '"':
+		s, _ := unquote(raw)
+		return w.hasher.Text(s)
+	case '{', '[':
+		return w.hasher.Text(raw)
 	}
-	return w.hasher.Sum([]byte(v.Raw))
+	return w.hasher.Sum([]byte(raw))
 }
 
 // quote is s as a JSON string, escaped as JSON.stringify escapes.
@@ -231,11 +115,11 @@ func (w *rewriter) value(v pcommon.Value, parentKey string, inList bool, ctx con
 		if !payload.LooksLikeJSONContainer(s) {
 			return true
 		}
-		if !gjson.Valid(s) {
+		out, ok := w.document(s, parentKey, inList, ctx, depth+1)
+		if !ok {
 			return false
 		}
-		in := gjson.Parse(s)
-		if out := w.json(in, parentKey, inList, ctx, depth+1); out != s {
+		if out != s {
 			v.SetStr(out)
 		}
 	case pcommon.ValueTypeMap:
@@ -255,7 +139,7 @@ func (w *rewriter) value(v pcommon.Value, parentKey string, inList bool, ctx con
 // object rewrites an attribute map that is one object of a message structure (a map-typed
 // part, or the attributes of a message event).
 func (w *rewriter) object(m pcommon.Map, parentKey string, inList bool, ctx context, depth int) {
-	p := classify(mapFields{m}, parentKey, inList)
+	p := classify(factsOfMap(m), parentKey, inList)
 	for key, v := range m.All() {
 		marker, text := w.replacement(p, ctx, key, v.Type() == pcommon.ValueTypeStr)
 		switch {

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
@@ -72,8 +71,12 @@ func (v *Values) Len() int {
 
 // collector gathers the values of one trace before they are indexed.
 type collector struct {
-	minLen   int
+	minLen int
+	// seen holds the forms added, leaves the leaves they came from, read the attribute
+	// strings read.
 	seen     map[uint64]struct{}
+	leaves   map[uint64]struct{}
+	read     map[uint64]struct{}
 	prints   []valuePrint
 	excluded []uint64
 }
@@ -81,6 +84,8 @@ type collector struct {
 func (c *collector) reset(minLen int) {
 	c.minLen = minLen
 	clear(c.seen)
+	clear(c.read)
+	clear(c.leaves)
 	c.prints = c.prints[:0]
 	c.excluded = c.excluded[:0]
 }
@@ -106,6 +111,15 @@ func (c *collector) dropExcluded() {
 func (c *collector) addValue(v pcommon.Value, depth int) {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
+		// Attempts of one call repeat their arguments: a string read before is skipped.
+		sum := maphash.String(hashSeed, v.Str())
+		if _, dup := c.read[sum]; dup {
+			return
+		}
+		if c.read == nil {
+			c.read = map[uint64]struct{}{}
+		}
+		c.read[sum] = struct{}{}
 		c.addText(v.Str(), depth)
 	case pcommon.ValueTypeInt:
 		c.addLeaf(strconv.FormatInt(v.Int(), 10))
@@ -127,30 +141,41 @@ func (c *collector) addValue(v pcommon.Value, depth int) {
 }
 
 // addText adds a string: its JSON leaves when it holds a JSON container, else itself.
-// A document that does not parse is read as far as gjson reads it: at worst a few more
-// values are hunted.
+// A document that does not parse is read token by token all the same: at worst a few
+// more values are hunted.
 func (c *collector) addText(s string, depth int) {
 	if payload.LooksLikeJSONContainer(s) && depth < maxDepth {
-		c.addJSON(gjson.Parse(s), depth+1)
+		c.addJSON(s, depth+1)
 		return
 	}
 	c.addLeaf(s)
 }
 
-func (c *collector) addJSON(r gjson.Result, depth int) {
-	switch {
-	case r.IsObject() || r.IsArray():
-		if depth >= maxDepth {
-			return
+// addJSON adds the string and number leaves of a JSON document, member keys aside, in
+// one pass over its tokens (their nesting does not matter here).
+func (c *collector) addJSON(s string, depth int) {
+	for i := 0; i < len(s) && len(c.prints) < maxValues*len(variants); {
+		switch b := s[i]; {
+		case b == '"':
+			end, ok := stringEnd(s, i)
+			if !ok {
+				return
+			}
+			if j := skipSpace(s, end); j >= len(s) || s[j] != ':' {
+				str, _ := unquote(s[i:end])
+				c.addText(str, depth)
+			}
+			i = end
+		case b == '-' || b >= '0' && b <= '9':
+			end, ok := scalarEnd(s, i)
+			if !ok {
+				return
+			}
+			c.addLeaf(s[i:end])
+			i = end
+		default:
+			i++
 		}
-		r.ForEach(func(_, e gjson.Result) bool {
-			c.addJSON(e, depth+1)
-			return len(c.prints) < maxValues*len(variants)
-		})
-	case r.Type == gjson.String:
-		c.addText(r.Str, depth)
-	case r.Type == gjson.Number:
-		c.addLeaf(r.Raw)
 	}
 }
 
@@ -176,6 +201,14 @@ func (c *collector) addLeaf(s string) {
 	if c.seen == nil {
 		c.seen = map[uint64]struct{}{}
 	}
+	leaf := maphash.String(hashSeed, s)
+	if _, dup := c.leaves[leaf]; dup {
+		return // its forms were added with it
+	}
+	if c.leaves == nil {
+		c.leaves = map[uint64]struct{}{}
+	}
+	c.leaves[leaf] = struct{}{}
 	differs := escapesOf(s)
 	if len(s) > maxURLValue {
 		differs &^= 1<<4 | 1<<5

@@ -1,0 +1,346 @@
+package redact
+
+import (
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
+)
+
+// The tokens of the scan, read from a string at an offset. The grammar is encoding/json's
+// (RFC 8259; invalid UTF-8 inside strings is let through, as encoding/json lets it).
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd checks the string token at s[i] (no control characters, known escapes, four
+// hex digits after \u) and returns its end.
+func stringEnd(s string, i int) (int, bool) {
+	for i++; i < len(s); i++ {
+		if i = payload.PlainEnd(s, i); i == len(s) {
+			break
+		}
+		switch b := s[i]; {
+		case b == '"':
+			return i + 1, true
+		case b < 0x20:
+			return 0, false
+		case b == '\\':
+			if i+1 >= len(s) {
+				return 0, false
+			}
+			switch s[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if i+6 > len(s) || !isHex4(s[i+2:i+6]) {
+					return 0, false
+				}
+				i += 5
+			default:
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+func isHex4(s string) bool {
+	for i := 0; i < 4; i++ {
+		if b := s[i]; !(b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// scalarEnd checks the number or literal at s[i] and returns its end.
+func scalarEnd(s string, i int) (int, bool) {
+	if i >= len(s) {
+		return 0, false
+	}
+	for _, word := range [...]string{"true", "false", "null"} {
+		if s[i] == word[0] {
+			return i + len(word), strings.HasPrefix(s[i:], word)
+		}
+	}
+	start := i
+	if s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digitsEnd(s, i)
+	default:
+		return 0, false
+	}
+	if i < len(s) && s[i] == '.' {
+		if j := digitsEnd(s, i+1); j > i+1 {
+			i = j
+		} else {
+			return 0, false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digitsEnd(s, i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, i > start
+}
+
+func digitsEnd(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// valueEnd checks the value at s[i], to any depth, without recursion (a stack of one bit a
+// level), and returns its end.
+func valueEnd(s string, i int) (int, bool) {
+	var objects []bool // per open container: it is an object
+	for {
+		i = skipSpace(s, i)
+		if i >= len(s) {
+			return 0, false
+		}
+		var ok bool
+		switch c := s[i]; c {
+		case '{', '[':
+			objects = append(objects, c == '{')
+			i = skipSpace(s, i+1)
+			if i < len(s) && s[i] == c+2 { // '}' and ']' follow '{' and '[' by two
+				objects = objects[:len(objects)-1]
+				i++
+				break
+			}
+			if c == '{' {
+				if i, ok = memberKeyEnd(s, i); !ok {
+					return 0, false
+				}
+			}
+			continue
+		case '"':
+			if i, ok = stringEnd(s, i); !ok {
+				return 0, false
+			}
+		default:
+			if i, ok = scalarEnd(s, i); !ok {
+				return 0, false
+			}
+		}
+		// A value ended at i: close containers until a comma opens the next value.
+		for {
+			if len(objects) == 0 {
+				return i, true
+			}
+			if i = skipSpace(s, i); i >= len(s) {
+				return 0, false
+			}
+			object := objects[len(objects)-1]
+			if s[i] == ',' {
+				i++
+				if object {
+					if i, ok = memberKeyEnd(s, skipSpace(s, i)); !ok {
+						return 0, false
+					}
+				}
+				break
+			}
+			if object && s[i] != '}' || !object && s[i] != ']' {
+				return 0, false
+			}
+			objects = objects[:len(objects)-1]
+			i++
+		}
+	}
+}
+
+// memberKeyEnd checks a member's key and colon at s[i] and returns where its value starts.
+func memberKeyEnd(s string, i int) (int, bool) {
+	if i >= len(s) || s[i] != '"' {
+		return 0, false
+	}
+	end, ok := stringEnd(s, i)
+	if !ok {
+		return 0, false
+	}
+	if i = skipSpace(s, end); i >= len(s) || s[i] != ':' {
+		return 0, false
+	}
+	return i + 1, true
+}
+
+// validJSON reports whether doc is one JSON value, whitespace around it allowed.
+func validJSON(doc string) bool {
+	end, ok := valueEnd(doc, 0)
+	return ok && skipSpace(doc, end) == len(doc)
+}
+
+// containerEnd returns the end of the object or array at s[i], checking only that strings
+// and brackets close: it finds an element's extent fast, the scan checks the rest.
+func containerEnd(s string, i int) (int, bool) {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '"':
+			end, ok := quoteEnd(s, j)
+			if !ok {
+				return 0, false
+			}
+			j = end - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return j + 1, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// quoteEnd returns the end of the string token at s[i]: past the first quote after it that
+// an even number of backslashes precedes.
+func quoteEnd(s string, i int) (int, bool) {
+	for j := i + 1; ; j++ {
+		k := strings.IndexByte(s[j:], '"')
+		if k < 0 {
+			return 0, false
+		}
+		j += k
+		escapes := 0
+		for p := j - 1; p > i && s[p] == '\\'; p-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
+			return j + 1, true
+		}
+	}
+}
+
+// holdsContainer reports whether the checked string token tok holds, once decoded, text
+// that starts (after whitespace) with '{' or '['.
+func holdsContainer(tok string) bool {
+	for i := 1; i < len(tok)-1; i++ {
+		switch tok[i] {
+		case ' ':
+		case '{', '[':
+			return true
+		case '\\':
+			switch tok[i+1] {
+			case 'n', 'r', 't':
+				i++
+			case 'u':
+				s, _ := unquote(tok)
+				return payload.LooksLikeJSONContainer(s)
+			default:
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// unquote decodes the checked string token tok. Tokens without escapes, the usual case,
+// are sliced. Escaped surrogates that do not pair decode to U+FFFD, as in encoding/json.
+func unquote(tok string) (string, bool) {
+	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
+		return "", false
+	}
+	body := tok[1 : len(tok)-1]
+	i := strings.IndexByte(body, '\\')
+	if i < 0 {
+		return body, true
+	}
+	b := make([]byte, 0, len(body))
+	b = append(b, body[:i]...)
+	for i < len(body) {
+		c := body[i]
+		if c != '\\' {
+			j := strings.IndexByte(body[i:], '\\')
+			if j < 0 {
+				j = len(body) - i
+			}
+			b = append(b, body[i:i+j]...)
+			i += j
+			continue
+		}
+		if i+1 >= len(body) {
+			return "", false
+		}
+		switch e := body[i+1]; e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := hex4(body, i+2)
+			if !ok {
+				return "", false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2, ok2 := rune(-1), false
+				if i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
+					r2, ok2 = hex4(body, i+2)
+				}
+				if d := utf16.DecodeRune(r, r2); ok2 && d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			b = utf8.AppendRune(b, r)
+			continue
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return string(b), true
+}
+
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) || !isHex4(s[i:i+4]) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
