@@ -115,7 +115,22 @@ func (r *Results) Ratios() []Ratio {
 		{"heap_per_buffered_span", VariantRetryStorm + "/" + VariantTailSampling, heap(VariantRetryStorm) / heap(VariantTailSampling)},
 		{"cost_per_span", levelName(levels, len(levels)-1) + "/" + levelName(levels, 0) + "_buffered", scale},
 		{"throughput", "2cores/1core", thr(2) / thr(1)},
+		// Redaction's share, beside the five: the first ratio without it.
+		{"cpu_per_span", VariantRetryStormUnredacted + "/" + VariantTailSampling, cpu(VariantRetryStormUnredacted) / cpu(VariantTailSampling)},
 	}
+}
+
+// redactionCost is what redaction costs in the comparison run, from retry_storm less
+// retry_storm_unredacted: CPU ns per kept span and per span of all traffic (NaN without
+// both variants).
+func (r *Results) redactionCost() (perKept, perSpan float64) {
+	on, off := r.Compare[VariantRetryStorm], r.Compare[VariantRetryStormUnredacted]
+	if len(on) == 0 || len(off) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	perSpan = medianOf(on, CompareSample.CPUPerSpan) - medianOf(off, CompareSample.CPUPerSpan)
+	kept := medianOf(on, func(s CompareSample) float64 { return float64(s.KeptSpans) })
+	return perSpan * float64(r.Workload.Spans) / kept, perSpan
 }
 
 func levelName(levels []int, i int) string {
@@ -141,6 +156,7 @@ func (r *Results) WriteReport(out io.Writer) error {
 	bw := bufio.NewWriter(out)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	r.writeComparison(p)
+	r.writeRedaction(p)
 	r.writeBuffered(p)
 	r.writeCores(p)
 	p("\n")
@@ -185,6 +201,14 @@ func (r *Results) writeComparison(p printer) {
 		p("| %s | %.0f (%.0f–%.0f) | %.0f | %.1f | %s | %s | %s | %s | %s |\n", v, medianOf(cs, CompareSample.CPUPerSpan), lo, hi,
 			medianOf(cs, CompareSample.AllocBytesPerSpan), medianOf(cs, CompareSample.AllocsPerSpan), heap, lat, paced, kept, faults)
 	}
+}
+
+func (r *Results) writeRedaction(p printer) {
+	perKept, perSpan := r.redactionCost()
+	if math.IsNaN(perKept) {
+		return
+	}
+	p("\nRedaction (retry_storm less retry_storm_unredacted, this run): %.0f ns CPU per kept span, %.0f ns per span of all traffic.\n", perKept, perSpan)
 }
 
 func (r *Results) writeBuffered(p printer) {

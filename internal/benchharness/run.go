@@ -229,7 +229,7 @@ func runLatency(ctx context.Context, o Options, r *Results) error {
 		profile = o.CPUProfile
 	}
 	for _, v := range o.Variants {
-		if v == VariantFloor {
+		if v == VariantFloor || v == VariantRetryStormUnredacted {
 			continue
 		}
 		s, err := runCompare(ctx, w, v, o.LatencyRate, decBytes, decAllocs, profile)
@@ -253,6 +253,9 @@ func runHeaps(ctx context.Context, o Options, r *Results) error {
 	defer w.Close()
 	for rep := range o.Repeats {
 		for _, v := range o.Variants {
+			if v == VariantRetryStormUnredacted {
+				continue // redaction runs on decided traces: it holds nothing
+			}
 			h, err := runHeap(ctx, w, v)
 			if err != nil {
 				return err

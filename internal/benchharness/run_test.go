@@ -12,7 +12,8 @@ import (
 )
 
 // A run small enough for a unit test goes through every check and ends with the five
-// ratio lines, in the issue's order and format. Figures are not checked: no timing.
+// ratio lines, in the issue's order and format, and the ratio without redaction beside
+// them. Figures are not checked: no timing.
 func TestRunEndsWithTheRatioLines(t *testing.T) {
 	res, err := Run(context.Background(), Options{
 		Traces: 40, LatencyTraces: 40, LatencyRate: 200000, HeapSpans: 2000, Buffered: []int{500, 2000},
@@ -22,7 +23,11 @@ func TestRunEndsWithTheRatioLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range Variants {
-		if len(res.Compare[v]) != 1 || len(res.Heap[v]) != 1 {
+		heaps := 1
+		if v == VariantRetryStormUnredacted {
+			heaps = 0 // its heap is retry_storm's
+		}
+		if len(res.Compare[v]) != 1 || len(res.Heap[v]) != heaps {
 			t.Fatalf("%s: %d comparison and %d heap samples", v, len(res.Compare[v]), len(res.Heap[v]))
 		}
 	}
@@ -36,6 +41,9 @@ func TestRunEndsWithTheRatioLines(t *testing.T) {
 	if err := res.WriteReport(&out); err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(out.String(), "Redaction (retry_storm less retry_storm_unredacted, this run): ") {
+		t.Fatalf("no redaction cost line:\n%s", out.String())
+	}
 	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
 	want := []string{
 		`ratio cpu_per_span retry_storm/tail_sampling=`,
@@ -43,6 +51,7 @@ func TestRunEndsWithTheRatioLines(t *testing.T) {
 		`ratio heap_per_buffered_span retry_storm/tail_sampling=`,
 		`ratio cost_per_span 2k/500_buffered=`,
 		`ratio throughput 2cores/1core=`,
+		`ratio cpu_per_span retry_storm_unredacted/tail_sampling=`,
 	}
 	if len(lines) < len(want) {
 		t.Fatalf("report too short:\n%s", out.String())

@@ -19,10 +19,13 @@ const (
 	VariantFloor        = "floor"
 	VariantTailSampling = "tail_sampling"
 	VariantRetryStorm   = "retry_storm"
+	// VariantRetryStormUnredacted is retry_storm with redact_payloads off: beside
+	// retry_storm in one run, what redaction costs.
+	VariantRetryStormUnredacted = "retry_storm_unredacted"
 )
 
 // Variants lists every variant in report order.
-var Variants = []string{VariantFloor, VariantTailSampling, VariantRetryStorm}
+var Variants = []string{VariantFloor, VariantTailSampling, VariantRetryStorm, VariantRetryStormUnredacted}
 
 // TailSamplingConfig is tail_sampling as a user would configure it to keep what retry_storm
 // keeps: errors, retried attempts (the explicit attempt attribute at 2 or more) and 5% of
@@ -55,6 +58,12 @@ policies:
 // RetryStormConfig is retry_storm with its defaults (decision_wait 30s, root_grace 2s,
 // clean_percent 5, …). bench/retry_storm.yaml carries the same section.
 const RetryStormConfig = `{}`
+
+// unredacted turns redaction off (YAML, merged before a variant's overrides).
+const unredacted = `
+hashing:
+  redact_payloads: false
+`
 
 // holdAll overrides make each processor hold every trace for an hour.
 const (
@@ -89,6 +98,8 @@ func newSubject(ctx context.Context, variant string, next consumer.Traces, overr
 		return newProcessorSubject(ctx, variant, tailsamplingprocessor.NewFactory(), TailSamplingConfig, overrides, next)
 	case VariantRetryStorm:
 		return newProcessorSubject(ctx, variant, retrystormprocessor.NewFactory(), RetryStormConfig, overrides, next)
+	case VariantRetryStormUnredacted:
+		return newProcessorSubject(ctx, variant, retrystormprocessor.NewFactory(), RetryStormConfig, unredacted+overrides, next)
 	}
 	return nil, fmt.Errorf("unknown variant %q", variant)
 }
