@@ -22,8 +22,10 @@ func (s *shard) decideDue(now time.Time) {
 	s.expire(&s.arrivals, now, byFirst)
 	s.expire(&s.flagged, now, byFirst)
 	s.expire(&s.roots, now, func(pt *pendingTrace) time.Time { return pt.rootAt.Add(s.cfg.rootGrace) })
-	// rooted is read only under pressure: let go of what deadlines decided meanwhile.
+	// rooted and setAside are read only under pressure: let go of what deadlines decided
+	// meanwhile.
 	s.oldestUndecided(&s.rooted)
+	s.oldestUndecided(&s.setAside)
 }
 
 // expire pops a queue while its front is due or already decided. Deadlines in one queue
@@ -239,7 +241,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	s.tel.decided(d, cause, now.Sub(pt.first))
 	st := annotate.Apply(tr, annotate.Options{Reason: d.Reason, Redact: s.cfg.redact})
 	s.tel.remapped(st.Remapped)
-	kd := keptDecision{provisional: decisionMark(pt, cause), reason: d.Reason, stamp: d.Stamp, threshold: d.Threshold}
+	kd := keptDecision{provisional: decisionMark(pt, cause), reason: reasonIndex(d.Reason), stamp: d.Stamp, threshold: d.Threshold}
 	if s.cfg.redact {
 		var known *redact.Values
 		if pt.rest != nil && pt.rest.kept != nil {

@@ -69,7 +69,25 @@ func restDecision(pt *pendingTrace, d decision.Decision) decision.Decision {
 		return d
 	}
 	kd := pt.rest.kept
-	return decision.Decision{Keep: true, Reason: kd.reason, Threshold: kd.threshold, Stamp: kd.stamp}
+	return decision.Decision{Keep: true, Reason: reasonOf(kd.reason), Threshold: kd.threshold, Stamp: kd.stamp}
+}
+
+// reasonIndex numbers a sampling reason for a kept decision: its place in
+// decision.SignalReasons, or len(SignalReasons) for clean.
+func reasonIndex(reason string) uint8 {
+	for i, r := range decision.SignalReasons {
+		if r == reason {
+			return uint8(i)
+		}
+	}
+	return uint8(len(decision.SignalReasons))
+}
+
+func reasonOf(i uint8) string {
+	if int(i) < len(decision.SignalReasons) {
+		return decision.SignalReasons[i]
+	}
+	return decision.ReasonClean
 }
 
 // signalReason is the sampling reason of the strongest signal the analysis found, in the

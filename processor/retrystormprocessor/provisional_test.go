@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
@@ -230,4 +232,11 @@ func TestLogLimiterLetsOneLineThroughPerInterval(t *testing.T) {
 	ok, suppressed = l.allow(at.Add(time.Second))
 	assert.True(t, ok)
 	assert.EqualValues(t, 3, suppressed, "the next line reports what was held back")
+}
+
+func TestReasonIndexRoundTrips(t *testing.T) {
+	for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
+		assert.Equal(t, r, reasonOf(reasonIndex(r)))
+	}
+	assert.LessOrEqual(t, unsafe.Sizeof(keptDecision{}), uintptr(24), "a kept decision stays three words")
 }

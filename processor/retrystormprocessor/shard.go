@@ -60,12 +60,14 @@ type pendingTrace struct {
 
 // keptDecision is what late spans of a kept trace need.
 type keptDecision struct {
+	threshold sampling.Threshold
+	stamp     bool
 	// provisional is the mark of a provisional decision (markFinal: final): later spans
 	// are then held and analysed as the rest of the trace, not forwarded as late spans.
 	provisional uint8
-	reason      string
-	stamp       bool
-	threshold   sampling.Threshold
+	// reason is the decision's sampling reason (reasonIndex), for the rest of the trace.
+	// Small fields together keep an entry the size it was before provisional decisions.
+	reason uint8
 	// payloads are the fingerprints of the trace's tool payload values, for scrubbing
 	// copies in late spans (nil: none, or redaction off).
 	payloads *redact.Values
