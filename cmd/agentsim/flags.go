@@ -31,6 +31,12 @@ type options struct {
 	timeout   time.Duration
 	truthPath string
 	traffic   agenttraffic.Config
+	// pieces and pieceGap send each trace as a batch exporter sends a long run (flood.go).
+	pieces   int
+	pieceGap time.Duration
+	// floodRate and floodService are the second tenant: clean traces, whole (flood.go).
+	floodRate    float64
+	floodService string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -52,6 +58,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.traffic.EveryScenario, "every-scenario", false, "send every scenario once before the weighted mix")
 	fs.IntVar(&o.traffic.ToolsPerTrace, "tools-per-trace", 24, "logical tool calls per trace")
 	fs.StringVar(&o.traffic.Service, "service", "checkout-agent", "resource service.name")
+	fs.IntVar(&o.pieces, "pieces", 1, "send each trace in this many requests, spans in end order, the root in the last (1: whole)")
+	fs.DurationVar(&o.pieceGap, "piece-gap", 2500*time.Millisecond, "time between two pieces of one trace (with --pieces above 1)")
+	fs.Float64Var(&o.floodRate, "flood-rate", 0, "a second tenant: clean traces per second from --flood-service, sent whole while the run lasts (0: none)")
+	fs.StringVar(&o.floodService, "flood-service", "bulk-agent", "service.name of the --flood-rate tenant")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -84,6 +94,12 @@ func (o *options) complete() error {
 	}
 	if o.rate < 0 || o.count < 0 || o.duration < 0 {
 		errs = append(errs, errors.New("--rate, --count and --duration must not be negative"))
+	}
+	if o.pieces < 1 || o.pieceGap < 0 || o.floodRate < 0 {
+		errs = append(errs, errors.New("--pieces must be at least 1, --piece-gap and --flood-rate must not be negative"))
+	}
+	if o.floodRate > 0 && o.floodService == o.traffic.Service {
+		errs = append(errs, fmt.Errorf("--flood-service must differ from --service (%q)", o.floodService))
 	}
 	if o.timeout <= 0 {
 		errs = append(errs, errors.New("--timeout must be positive"))

@@ -30,6 +30,8 @@ type collector struct {
 	spans    int
 	traceIDs map[string]bool
 	services map[string]bool
+	// requests holds every request received, in order.
+	requests []ptrace.Traces
 }
 
 func newCollector() *collector {
@@ -39,6 +41,7 @@ func newCollector() *collector {
 func (c *collector) add(td ptrace.Traces) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.requests = append(c.requests, td)
 	for res, span := range tracespans.All(td) {
 		if v, ok := res.Attributes().Get("service.name"); ok {
 			c.services[v.Str()] = true
@@ -204,6 +207,8 @@ func TestRejectsBadFlags(t *testing.T) {
 		{"--shapes", "logfire_mcp", "--scenarios", "agent_storm=1"},
 		{"--scenarios", "storm=1"},
 		{"--count", "-1"},
+		{"--pieces", "0"},
+		{"--flood-rate", "5", "--flood-service", "checkout-agent"},
 		{"extra"},
 	}
 	for _, args := range tests {

@@ -58,11 +58,23 @@ func simulate(ctx context.Context, o options, stdout io.Writer) error {
 	// Blocking: a full queue slows the run down instead of dropping spans the truth counts.
 	tp := agenttraffic.NewTracerProvider(o.traffic.Service, sdktrace.WithBatcher(exp,
 		sdktrace.WithBlocking(), sdktrace.WithMaxQueueSize(8192), sdktrace.WithBatchTimeout(200*time.Millisecond)))
+	fl, err := startFlood(ctx, o)
+	if err != nil {
+		return err
+	}
 	tally := &runTally{}
-	sendErr := send(ctx, o, gen, tp, truth, tally)
+	emit := func(tr *agenttraffic.Trace) error { return agenttraffic.Replay(ctx, tp, tr) }
+	inPieces := &pieceSender{tp: tp, pieces: o.pieces, gap: o.pieceGap}
+	if o.pieces > 1 {
+		emit = func(tr *agenttraffic.Trace) error { inPieces.send(ctx, tr); return nil }
+	}
+	sendErr := errors.Join(send(ctx, o, gen, emit, truth, tally), inPieces.wait())
 	flushErr := shutdown(tp, o.timeout)
 	truthErr := truth.close()
 	if err := report(stdout, o, tally, exp); err != nil {
+		return err
+	}
+	if err := fl.stop(stdout, o.timeout); err != nil {
 		return err
 	}
 	switch {
@@ -88,7 +100,7 @@ type runTally struct {
 
 // send paces traces at --rate until --count or --duration is reached (a stale_cache pair is
 // always completed) or ctx ends.
-func send(ctx context.Context, o options, gen *agenttraffic.Generator, tp *sdktrace.TracerProvider,
+func send(ctx context.Context, o options, gen *agenttraffic.Generator, emit func(*agenttraffic.Trace) error,
 	truth *truthWriter, tally *runTally) error {
 	var tick <-chan time.Time
 	if o.rate > 0 {
@@ -108,7 +120,7 @@ func send(ctx context.Context, o options, gen *agenttraffic.Generator, tp *sdktr
 			return nil
 		}
 		tr := gen.Next()
-		if err := agenttraffic.Replay(ctx, tp, &tr); err != nil {
+		if err := emit(&tr); err != nil {
 			return err
 		}
 		tally.summary.Add(&tr.Truth)

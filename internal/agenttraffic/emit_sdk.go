@@ -106,16 +106,31 @@ type replayer struct {
 // live program, with its planned end time.
 func (r *replayer) span(ctx context.Context, i int, root bool) {
 	s := &r.trace.Spans[i]
+	ctx, span, err := startPlanned(ctx, r.tracer, r.trace, i, root)
+	r.started++
+	if r.err == nil {
+		r.err = err
+	}
+	for _, c := range r.children[s.ID] {
+		r.span(ctx, c, false)
+	}
+	span.End(trace.WithTimestamp(s.End))
+}
+
+// startPlanned starts span i of t under ctx's span (a new root when root is set) with its
+// planned ids, time, kind, attributes, status and events; the caller ends it.
+func startPlanned(ctx context.Context, tracer trace.Tracer, t *Trace, i int, root bool) (context.Context, trace.Span, error) {
+	s := &t.Spans[i]
 	opts := []trace.SpanStartOption{trace.WithTimestamp(s.Start), trace.WithSpanKind(sdkKind(s.Kind)),
 		trace.WithAttributes(sdkAttrs(s.Attrs)...)}
 	if root {
 		opts = append(opts, trace.WithNewRoot())
 	}
-	ctx = context.WithValue(ctx, plannedIDsKey{}, plannedIDs{trace: r.trace.ID, span: s.ID})
-	ctx, span := r.tracer.Start(ctx, s.Name, opts...)
-	r.started++
-	if sc := span.SpanContext(); r.err == nil && (sc.TraceID() != trace.TraceID(r.trace.ID) || sc.SpanID() != trace.SpanID(s.ID)) {
-		r.err = fmt.Errorf("replay span %s of trace %s: %w", s.ID, r.trace.ID, errUnplannedIDs)
+	ctx = context.WithValue(ctx, plannedIDsKey{}, plannedIDs{trace: t.ID, span: s.ID})
+	ctx, span := tracer.Start(ctx, s.Name, opts...)
+	var err error
+	if sc := span.SpanContext(); sc.TraceID() != trace.TraceID(t.ID) || sc.SpanID() != trace.SpanID(s.ID) {
+		err = fmt.Errorf("replay span %s of trace %s: %w", s.ID, t.ID, errUnplannedIDs)
 	}
 	switch s.Status.Code {
 	case StatusOK:
@@ -126,10 +141,7 @@ func (r *replayer) span(ctx context.Context, i int, root bool) {
 	for _, e := range s.Events {
 		span.AddEvent(e.Name, trace.WithTimestamp(e.Time), trace.WithAttributes(sdkAttrs(e.Attrs)...))
 	}
-	for _, c := range r.children[s.ID] {
-		r.span(ctx, c, false)
-	}
-	span.End(trace.WithTimestamp(s.End))
+	return ctx, span, err
 }
 
 func sdkKind(k SpanKind) trace.SpanKind {

@@ -31,6 +31,9 @@ type FindingRecord struct {
 	SpanName string    `json:"span_name"`
 	Findings []Finding `json:"findings"`
 	TraceURL *string   `json:"trace_url,omitempty"`
+	// Partial marks a record of the rest of a provisionally decided trace, as
+	// Record.Partial does: an asset the answer cites may have been read in the part dropped.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // FindingRecordID derives the stable id of a finding record from the trace id and the id

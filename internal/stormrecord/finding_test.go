@@ -2,6 +2,7 @@ package stormrecord
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +33,33 @@ func TestFindingRecordJSONHasEveryField(t *testing.T) {
 		`"service_name":null,"span_id":"","span_name":"","findings":[]}`
 	if string(b) != want {
 		t.Errorf("finding record JSON\n got %s\nwant %s", b, want)
+	}
+}
+
+func TestPartialIsWrittenOnlyWhenTrue(t *testing.T) {
+	whole, err := json.Marshal(Record{Schema: Schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(whole), "partial") {
+		t.Errorf("a record of a whole trace names partial: %s", whole)
+	}
+	part, err := json.Marshal(Record{Schema: Schema, Partial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(part, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back["partial"] != true {
+		t.Errorf("a record of part of a trace lacks \"partial\": true: %s", part)
+	}
+	fr, err := json.Marshal(FindingRecord{Schema: FindingSchema, Partial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(fr), `"partial":true`) {
+		t.Errorf("a finding record of part of a trace lacks \"partial\": true: %s", fr)
 	}
 }

@@ -88,6 +88,11 @@ type Record struct {
 	// storm on a time axis; absent when the processor did not fill it.
 	Timeline []AttemptTime `json:"timeline,omitempty"`
 	TraceURL *string       `json:"trace_url,omitempty"`
+	// Partial marks a record of the rest of a trace decided provisionally (under memory
+	// pressure, or past max_trace_bytes): the spans that came before that decision were
+	// dropped, so the record covers part of the trace and its counts only what the rest
+	// holds. Absent when the record covers the whole trace.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // AttemptTime places one attempt of a call on the call's time axis: its start relative to

@@ -75,6 +75,9 @@ type StormRow struct {
 	Class        *string `json:"class"`
 	FailedTokens *int64  `json:"failed_tokens"`
 	TraceURL     *string `json:"trace_url,omitempty"`
+	// Partial: the record covers part of its trace (retry_storm decided the trace
+	// provisionally and analysed its rest).
+	Partial bool `json:"partial,omitempty"`
 }
 
 // ClassTotal sums the storms of one class.
@@ -207,6 +210,7 @@ func NewStormRow(r *stormrecord.Record) StormRow {
 		SpanID: r.CallKey, RunID: r.RunID, ToolName: r.ToolName, Attempts: r.Attempts,
 		Statuses: statuses, UniqueArgs: r.UniqueArgs, MS: r.MS, IdemHash: r.IdemHash,
 		ID: r.ID, TraceID: r.TraceID, Class: r.Class, FailedTokens: FailedTokens(r), TraceURL: r.TraceURL,
+		Partial: r.Partial,
 	}
 }
 

@@ -88,8 +88,16 @@ func writeStorms(w io.Writer, title string, rows []StormRow) {
 	for i, row := range rows {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", i+1, row.ToolName, row.SpanID,
 			orDash(row.RunID), row.Attempts, strings.Join(row.Statuses, ","), row.UniqueArgs,
-			FormatDuration(row.MS), formatTokens(row.FailedTokens), orDash(row.Class), shortHash(orDash(row.IdemHash)))
+			FormatDuration(row.MS), formatTokens(row.FailedTokens), classOf(row), shortHash(orDash(row.IdemHash)))
 	}
+}
+
+// classOf is the row's class, marked when the record covers part of its trace.
+func classOf(row StormRow) string {
+	if row.Partial {
+		return orDash(row.Class) + " (partial trace)"
+	}
+	return orDash(row.Class)
 }
 
 func orDash(s *string) string {

@@ -61,3 +61,28 @@ func TestShortHash(t *testing.T) {
 	assert.Equal(t, "e2b1aa44", shortHash("e2b1aa44"))
 	assert.Equal(t, "2042fa6871c6…", shortHash("2042fa6871c60ee42e57d887823a098c656e674b08eb31e39a1e5885ba187a85"))
 }
+
+func TestPartialRecordsAreMarkedInTextAndJSON(t *testing.T) {
+	part := storm("span_7", "charge_card", "transient_dependency", "error", "ok")
+	part.Partial = true
+	records := []stormrecord.Record{part, storm("span_8", "lookup", "transient_dependency", "error", "ok")}
+	report := Build(records, 20)
+	var text bytes.Buffer
+	require.NoError(t, WriteText(&text, &Input{Files: []string{"storms.jsonl"}, Records: records}, report))
+	assert.Contains(t, text.String(), "transient_dependency (partial trace)", "the partial record is marked")
+	assert.Equal(t, 1, bytes.Count(text.Bytes(), []byte("(partial trace)")), "only the partial record is marked")
+	var out bytes.Buffer
+	require.NoError(t, WriteJSON(&out, report))
+	var back struct {
+		TopStorms []map[string]any `json:"top_storms"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &back))
+	partial := 0
+	for _, row := range back.TopStorms {
+		if row["partial"] == true {
+			partial++
+			assert.Equal(t, "span_7", row["span_id"])
+		}
+	}
+	assert.Equal(t, 1, partial)
+}

@@ -19,6 +19,11 @@ type Config struct {
 	// MaxBufferedBytes bounds the OTLP-encoded bytes held across all shards (split evenly
 	// per shard). Default 268435456 (256 MiB).
 	MaxBufferedBytes int64 `mapstructure:"max_buffered_bytes"`
+	// MaxTraceBytes bounds the OTLP-encoded bytes one trace holds; past it the trace is
+	// decided at once, provisionally for its rest. 0 = half a shard's share
+	// (max_buffered_bytes / num_shards / 2); a larger value is capped at the share.
+	// Default 0.
+	MaxTraceBytes int64 `mapstructure:"max_trace_bytes"`
 	// NumShards is the number of goroutines that own buffered traces; 0 = GOMAXPROCS.
 	// Default 0.
 	NumShards int `mapstructure:"num_shards"`
@@ -170,6 +175,7 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxBufferedBytes <= 0 {
 		errs = errors.Join(errs, errors.New("max_buffered_bytes must be greater than 0"))
 	}
+	errs = errors.Join(errs, cfg.validateTraceBytes())
 	if cfg.NumShards < 0 {
 		errs = errors.Join(errs, errors.New("num_shards must not be negative (0 = GOMAXPROCS)"))
 	}
@@ -184,6 +190,25 @@ func (cfg *Config) Validate() error {
 	}
 	return errors.Join(errs, cfg.Sampling.validate(), cfg.Attributes.validate(), cfg.Recognition.validate(),
 		cfg.Hashing.validate(), cfg.Redaction.validate(), cfg.Divergence.validate(), cfg.Completeness.validate())
+}
+
+func (cfg *Config) validateTraceBytes() error {
+	switch {
+	case cfg.MaxTraceBytes < 0:
+		return errors.New("max_trace_bytes must not be negative (0 = half a shard's share of max_buffered_bytes)")
+	case cfg.MaxBufferedBytes > 0 && cfg.MaxTraceBytes > cfg.MaxBufferedBytes:
+		return errors.New("max_trace_bytes must be at most max_buffered_bytes")
+	}
+	return nil
+}
+
+// traceBytesBound is the per-trace bound of a shard whose share of max_buffered_bytes is
+// share: max_trace_bytes capped at the share, or half the share when it is 0.
+func (cfg *Config) traceBytesBound(share int64) int64 {
+	if cfg.MaxTraceBytes == 0 {
+		return max(share/2, 1)
+	}
+	return min(cfg.MaxTraceBytes, share)
 }
 
 func validPercent(key string, pct float64) error {

@@ -24,6 +24,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 	assert.Equal(t, 30*time.Second, cfg.DecisionWait)
 	assert.Equal(t, 2*time.Second, cfg.RootGrace)
 	assert.Equal(t, int64(268435456), cfg.MaxBufferedBytes)
+	assert.Zero(t, cfg.MaxTraceBytes, "0: half a shard's share")
 	assert.Zero(t, cfg.NumShards)
 	assert.Equal(t, 2, cfg.StormThreshold)
 	assert.Equal(t, DecisionCacheConfig{KeptTraces: 100000, DroppedTraces: 1000000}, cfg.DecisionCache)
@@ -72,6 +73,8 @@ func TestLoadConfig(t *testing.T) {
 			"sampling.keep_percent.incomplete must be between 0 and 100",
 			"sampling.tools.charge_card.clean_percent must be between 0 and 100",
 		}},
+		{name: "negative_trace_bytes", wantErr: []string{"max_trace_bytes must not be negative (0 = half a shard's share of max_buffered_bytes)"}},
+		{name: "trace_bytes_over_buffer", wantErr: []string{"max_trace_bytes must be at most max_buffered_bytes"}},
 		{name: "bad_cache", wantErr: []string{
 			"decision_cache.kept_traces must not be negative", "decision_cache.dropped_traces must not be negative",
 		}},
@@ -135,6 +138,7 @@ func checkFullConfig(t *testing.T, cfg *Config) {
 	assert.Equal(t, time.Minute, cfg.DecisionWait)
 	assert.Equal(t, 5*time.Second, cfg.RootGrace)
 	assert.Equal(t, int64(64<<20), cfg.MaxBufferedBytes)
+	assert.Equal(t, int64(8<<20), cfg.MaxTraceBytes)
 	assert.Equal(t, 4, cfg.NumShards)
 	assert.Equal(t, 3, cfg.StormThreshold)
 	assert.Equal(t, DecisionCacheConfig{KeptTraces: 5000, DroppedTraces: 20000}, cfg.DecisionCache)
@@ -191,4 +195,14 @@ func TestToolOverridesAreBounded(t *testing.T) {
 		}
 		assert.EqualError(t, err, tt.wantErr)
 	}
+}
+
+func TestTraceBytesBoundIsHalfTheShareOrTheKeyCappedAtTheShare(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	assert.EqualValues(t, 8<<20, cfg.traceBytesBound(16<<20), "0: half the share")
+	cfg.MaxTraceBytes = 4 << 20
+	assert.EqualValues(t, 4<<20, cfg.traceBytesBound(16<<20))
+	assert.EqualValues(t, 2<<20, cfg.traceBytesBound(2<<20), "never more than the share")
+	cfg.MaxTraceBytes = 0
+	assert.EqualValues(t, 1, cfg.traceBytesBound(1), "a share of one byte still bounds")
 }

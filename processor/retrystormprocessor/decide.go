@@ -12,6 +12,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 )
 
 // decideDue decides every trace whose deadline has passed: decision_wait after its first
@@ -21,6 +22,10 @@ func (s *shard) decideDue(now time.Time) {
 	s.expire(&s.arrivals, now, byFirst)
 	s.expire(&s.flagged, now, byFirst)
 	s.expire(&s.roots, now, func(pt *pendingTrace) time.Time { return pt.rootAt.Add(s.cfg.rootGrace) })
+	// rooted and setAside are read only under pressure: let go of what deadlines decided
+	// meanwhile.
+	s.oldestUndecided(&s.rooted)
+	s.oldestUndecided(&s.setAside)
 }
 
 // expire pops a queue while its front is due or already decided. Deadlines in one queue
@@ -39,50 +44,84 @@ func (s *shard) expire(q *fifo.Queue[*pendingTrace], now time.Time, deadline fun
 }
 
 // relievePressure decides traces early while the shard holds more than its share of
-// max_buffered_bytes. Clean-looking traces go first, oldest first, through normal sampling;
-// a trace showing a signal is set aside, and only when no clean-looking trace is left are
-// those decided, oldest first: kept and flushed, never dropped for lack of room. A trace
-// whose first spans came in the current input is not judged on that fragment while a
-// set-aside trace can be flushed instead: a buffer full of storms would otherwise decide
-// each new trace from its first request and drop the rest of it as late.
+// max_buffered_bytes, in the order that loses least. Complete traces (their root arrived)
+// go first, oldest root first: nothing but stragglers is still to come of them, so an
+// early decision judges them on what a deadline would. Then fragments still waiting for
+// their root, oldest first: each is judged on part of its trace, its decision provisional
+// for the rest. Each is examined: a clean-looking trace is decided through normal sampling,
+// one showing a signal is set aside, and only when nothing clean-looking is left are those
+// decided, complete ones first: kept and flushed, never dropped for lack of room. A trace
+// whose first spans came in the current input is not judged on them while a set-aside
+// trace can be flushed instead: a buffer full of storms would otherwise decide each new
+// trace from its first request (a root may come first, its attempts next).
 func (s *shard) relievePressure(now time.Time) {
 	for s.bytes > s.cfg.maxBytes {
-		pt, ok := s.oldestUndecided(&s.arrivals)
-		if !ok {
-			break
-		}
-		if pt.input == s.inputs {
-			if fl, ok := s.oldestUndecided(&s.flagged); ok {
-				s.flagged.Pop()
-				s.decide(fl, now, causeMemoryPressure)
-				continue
-			}
-		}
-		s.arrivals.Pop()
-		var q *analysis.Quick
-		var tr *analysis.Trace
-		if !pt.errorSeen {
-			q, tr = s.examine(pt)
-		}
-		if pt.errorSeen || tr != nil && !tr.Signals.Clean() {
-			pt.flagged = true
-			s.flagged.Push(pt)
-			// Set aside, it waits for its deadline to be read: what examine decoded is
-			// compacted, as aging would have.
-			if s.waitsLong(pt, now) {
-				s.compact(pt)
-			}
-			continue
-		}
-		s.decideWith(pt, now, q, tr, causeMemoryPressure)
-	}
-	for s.bytes > s.cfg.maxBytes {
-		pt, ok := s.oldestUndecided(&s.flagged)
-		if !ok {
+		root, rooted := s.oldestUnjudged(&s.rooted)
+		frag, fragment := s.oldestUnjudged(&s.arrivals)
+		switch {
+		case rooted && root.input != s.inputs:
+			s.rooted.Pop()
+			s.judge(root, now, &s.setAside)
+		case fragment && frag.input != s.inputs:
+			s.arrivals.Pop()
+			s.judge(frag, now, &s.flagged)
+		case s.decideSetAside(now):
+		case rooted:
+			s.rooted.Pop()
+			s.judge(root, now, &s.setAside)
+		case fragment:
+			s.arrivals.Pop()
+			s.judge(frag, now, &s.flagged)
+		default:
 			return
 		}
-		s.flagged.Pop()
-		s.decide(pt, now, causeMemoryPressure)
+	}
+}
+
+// judge examines a trace under memory pressure: one that looks clean is decided, one that
+// shows a signal is flagged and queued in aside.
+func (s *shard) judge(pt *pendingTrace, now time.Time, aside *fifo.Queue[*pendingTrace]) {
+	var q *analysis.Quick
+	var tr *analysis.Trace
+	if !pt.errorSeen {
+		q, tr = s.examine(pt)
+	}
+	if pt.errorSeen || tr != nil && !tr.Signals.Clean() {
+		s.analyzer.Recycle(q)
+		pt.flagged = true
+		aside.Push(pt)
+		// Set aside, it waits for its deadline to be read: what examine decoded is
+		// compacted, as aging would have.
+		if s.waitsLong(pt, now) {
+			s.compact(pt)
+		}
+		return
+	}
+	s.decideWith(pt, now, q, tr, causeMemoryPressure)
+}
+
+// decideSetAside decides the oldest trace memory pressure set aside, a complete one first,
+// and reports whether there was one.
+func (s *shard) decideSetAside(now time.Time) bool {
+	for _, q := range []*fifo.Queue[*pendingTrace]{&s.setAside, &s.flagged} {
+		if pt, ok := s.oldestUndecided(q); ok {
+			q.Pop()
+			s.decide(pt, now, causeMemoryPressure)
+			return true
+		}
+	}
+	return false
+}
+
+// oldestUnjudged drops decided and set-aside traces from the front of q and returns the
+// front.
+func (s *shard) oldestUnjudged(q *fifo.Queue[*pendingTrace]) (*pendingTrace, bool) {
+	for {
+		pt, ok := q.Front()
+		if !ok || !pt.decided && !pt.flagged {
+			return pt, ok
+		}
+		q.Pop()
 	}
 }
 
@@ -101,7 +140,7 @@ func (s *shard) oldestUndecided(q *fifo.Queue[*pendingTrace]) (*pendingTrace, bo
 // shutdown deadline has passed, the rest is dropped without analysis.
 func (s *shard) finish() {
 	now := s.now()
-	for _, q := range []*fifo.Queue[*pendingTrace]{&s.arrivals, &s.flagged} {
+	for _, q := range []*fifo.Queue[*pendingTrace]{&s.arrivals, &s.flagged, &s.setAside} {
 		for pt, ok := q.Pop(); ok; pt, ok = q.Pop() {
 			switch {
 			case pt.decided:
@@ -113,7 +152,7 @@ func (s *shard) finish() {
 			}
 		}
 	}
-	s.roots = fifo.Queue[*pendingTrace]{}
+	s.roots, s.rooted = fifo.Queue[*pendingTrace]{}, fifo.Queue[*pendingTrace]{}
 	s.aging = fifo.Queue[agingTrace]{}
 	s.flush()
 	s.publish()
@@ -168,7 +207,8 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		} else {
 			in.Tools, in.TraceState = q.Tools, rootTraceState(q.Tree)
 		}
-		if d := s.policy.Decide(in); !d.Keep {
+		// The rest of a kept trace is kept: it goes on to be analysed and annotated.
+		if d := s.policy.Decide(in); !d.Keep && (pt.rest == nil || pt.rest.kept == nil) {
 			if settled == nil {
 				settled = s.analyzer.Settle(q, in.TraceState)
 			}
@@ -187,12 +227,13 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		tr = s.analyzer.AnalyzeTree(q.Tree)
 	}
 	s.tel.analysed(tr)
-	d := s.policy.Decide(decision.Input{
+	s.restAnalysed(pt, tr)
+	d := restDecision(pt, s.policy.Decide(decision.Input{
 		TraceID:    pt.id,
 		Signals:    signalsOf(tr.Signals),
 		Tools:      tr.Tools,
 		TraceState: rootTraceState(tr.Tree),
-	})
+	}))
 	if !d.Keep {
 		s.drop(pt, d, now, cause)
 		return
@@ -200,9 +241,13 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	s.tel.decided(d, cause, now.Sub(pt.first))
 	st := annotate.Apply(tr, annotate.Options{Reason: d.Reason, Redact: s.cfg.redact})
 	s.tel.remapped(st.Remapped)
-	kd := keptDecision{stamp: d.Stamp, threshold: d.Threshold}
+	kd := keptDecision{provisional: decisionMark(pt, cause), reason: reasonIndex(d.Reason), stamp: d.Stamp, threshold: d.Threshold}
 	if s.cfg.redact {
-		kd.payloads = s.redactKept(tr, &pt.set)
+		var known *redact.Values
+		if pt.rest != nil && pt.rest.kept != nil {
+			known = pt.rest.kept.payloads // copies of the first part's payloads in the rest
+		}
+		kd.payloads = s.redactKept(tr, &pt.set, known)
 	}
 	if d.Stamp {
 		stampSpans(&pt.set, d.Threshold)
@@ -217,7 +262,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 // drop records a decision to drop pt.
 func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause string) {
 	s.tel.decided(d, cause, now.Sub(pt.first))
-	if s.cache.Drop(pt.id) {
+	if s.cache.Drop(pt.id, decisionMark(pt, cause)) {
 		s.tel.cacheEvicted(decisionDropped)
 	}
 	s.tel.droppedSpans(dropSampledOut, int64(pt.held()))

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
@@ -57,6 +58,12 @@ type harness struct {
 
 func newHarness(t *testing.T, cfg *Config, next consumer.Traces, opts ...option) *harness {
 	t.Helper()
+	return newLoggedHarness(t, cfg, next, nil, opts...)
+}
+
+// newLoggedHarness is newHarness with the processor logging to logger (nil: no logs).
+func newLoggedHarness(t *testing.T, cfg *Config, next consumer.Traces, logger *zap.Logger, opts ...option) *harness {
+	t.Helper()
 	h := &harness{t: t, clock: newTestClock(), tel: componenttest.NewTelemetry()}
 	if next == nil {
 		h.sink = new(consumertest.TracesSink)
@@ -64,6 +71,10 @@ func newHarness(t *testing.T, cfg *Config, next consumer.Traces, opts ...option)
 	}
 	set := processortest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = h.tel.NewTelemetrySettings()
+	if logger != nil {
+		set.Logger = logger
+		set.TelemetrySettings.Logger = logger
+	}
 	p, err := newRetryStormProcessor(set, cfg, next, append([]option{withClock(h.clock.Now)}, opts...)...)
 	require.NoError(t, err)
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))

@@ -127,15 +127,18 @@ func (p *retryStormProcessor) newShards(ac analysis.Config, mem findings.ResultM
 	if n == 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
+	share := max(p.cfg.MaxBufferedBytes/int64(n), 1)
 	sc := shardConfig{
-		decisionWait: p.cfg.DecisionWait,
-		rootGrace:    p.cfg.RootGrace,
-		maxBytes:     max(p.cfg.MaxBufferedBytes/int64(n), 1),
-		redact:       p.cfg.Hashing.RedactPayloads,
-		keptCache:    ceilDiv(p.cfg.DecisionCache.KeptTraces, n),
-		droppedCache: ceilDiv(p.cfg.DecisionCache.DroppedTraces, n),
+		decisionWait:  p.cfg.DecisionWait,
+		rootGrace:     p.cfg.RootGrace,
+		maxBytes:      share,
+		maxTraceBytes: p.cfg.traceBytesBound(share),
+		redact:        p.cfg.Hashing.RedactPayloads,
+		keptCache:     ceilDiv(p.cfg.DecisionCache.KeptTraces, n),
+		droppedCache:  ceilDiv(p.cfg.DecisionCache.DroppedTraces, n),
 	}
 	rc := p.cfg.redactConfig()
+	lateLog := &logLimiter{every: lateSignalLogEvery}
 	shards := make([]*shard, n)
 	for i := range shards {
 		shards[i] = &shard{
@@ -145,6 +148,7 @@ func (p *retryStormProcessor) newShards(ac analysis.Config, mem findings.ResultM
 			redactor:   redact.New(rc, ac.Key),
 			room:       p.room,
 			policy:     p.policy,
+			lateLog:    lateLog,
 		}
 		shards[i].init()
 	}

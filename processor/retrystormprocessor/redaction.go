@@ -8,8 +8,10 @@ import (
 )
 
 // redactKept removes the tool payloads of a kept, annotated trace from all its spans and
-// returns their fingerprints for its late spans. Only kept traces pay for it.
-func (s *shard) redactKept(tr *analysis.Trace, set *spanSet) *redact.Values {
+// returns their fingerprints for its late spans. Only kept traces pay for it. known are
+// payloads the trace's spans are scrubbed of besides its own: those of the first part of a
+// provisionally kept trace, for its rest (nil: none).
+func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Values) *redact.Values {
 	b := s.redactor.Values()
 	for _, n := range tr.ToolSpans {
 		b.Add(tr.Tree.Nodes[n].Span)
@@ -18,6 +20,9 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet) *redact.Values {
 		b.Exclude(tool)
 	}
 	vals := b.Done()
+	if known.Len() > 0 {
+		vals = known.Merge(vals)
+	}
 	var st redact.Stats
 	for _, n := range tr.ToolSpans {
 		s.redactor.ToolSpan(tr.Tree.Nodes[n].Span, &st)

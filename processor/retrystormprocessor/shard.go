@@ -50,15 +50,24 @@ type pendingTrace struct {
 	// aging: the trace waits in the shard's aging queue for compactHold to pass.
 	aging bool
 	// flagged: analysis under memory pressure found a signal; the trace is held in the
-	// flagged queue and decided only after every clean-looking trace.
+	// flagged (or setAside) queue and decided only after every clean-looking trace.
 	flagged bool
 	decided bool
+	// rest is set when the trace was decided provisionally before and these are spans
+	// that came after (provisional.go): their analysis sees only them.
+	rest *provisionalRest
 }
 
 // keptDecision is what late spans of a kept trace need.
 type keptDecision struct {
-	stamp     bool
 	threshold sampling.Threshold
+	stamp     bool
+	// provisional is the mark of a provisional decision (markFinal: final): later spans
+	// are then held and analysed as the rest of the trace, not forwarded as late spans.
+	provisional uint8
+	// reason is the decision's sampling reason (reasonIndex), for the rest of the trace.
+	// Small fields together keep an entry the size it was before provisional decisions.
+	reason uint8
 	// payloads are the fingerprints of the trace's tool payload values, for scrubbing
 	// copies in late spans (nil: none, or redaction off).
 	payloads *redact.Values
@@ -77,9 +86,11 @@ type shardConfig struct {
 	decisionWait time.Duration
 	rootGrace    time.Duration
 	maxBytes     int64
-	redact       bool
-	keptCache    int
-	droppedCache int
+	// maxTraceBytes is the most one trace holds before it is decided provisionally.
+	maxTraceBytes int64
+	redact        bool
+	keptCache     int
+	droppedCache  int
 }
 
 // shard owns the buffered traces whose ids hash to it, and everything about them: the byte
@@ -105,7 +116,11 @@ type shard struct {
 	arrivals fifo.Queue[*pendingTrace] // by first span: decision_wait, and shed first
 	flagged  fifo.Queue[*pendingTrace] // by first span: signalled under pressure
 	roots    fifo.Queue[*pendingTrace] // by root arrival: root_grace
-	aging    fifo.Queue[agingTrace]    // by piece arrival: compactHold, for traces without a root
+	// rooted (by root arrival) lists complete traces for memory pressure to decide before
+	// fragments; setAside holds those of them it found a signal in.
+	rooted   fifo.Queue[*pendingTrace]
+	setAside fifo.Queue[*pendingTrace]
+	aging    fifo.Queue[agingTrace] // by piece arrival: compactHold, for traces without a root
 	cache    *decisioncache.Cache[keptDecision]
 	bytes    int64
 	spans    int64
@@ -120,8 +135,10 @@ type shard struct {
 	in   chan shardInput
 	done chan struct{}
 	// room is signalled (without waiting) each time the shard takes an input.
-	room   chan<- struct{}
-	gauges struct{ bytes, traces, spans atomic.Int64 }
+	room chan<- struct{}
+	// lateLog limits the late-signal log lines of every shard together.
+	lateLog *logLimiter
+	gauges  struct{ bytes, traces, spans atomic.Int64 }
 }
 
 // flushSpans bounds a forwarded batch, so neither a huge kept trace nor deciding a full
@@ -193,7 +210,10 @@ func (s *shard) step(pieces []piece, arrived time.Time) {
 			s.lastArrival = arrived
 		}
 		for _, pc := range pieces {
-			s.ingest(pc, s.lastArrival)
+			if pt := s.ingest(pc, s.lastArrival); pt != nil && pt.bytes > s.cfg.maxTraceBytes {
+				// One trace must not take the shard's share: decided now, provisionally.
+				s.decide(pt, now, causeTraceBytes)
+			}
 			s.relievePressure(now)
 		}
 	}
@@ -203,21 +223,18 @@ func (s *shard) step(pieces []piece, arrived time.Time) {
 	s.publish()
 }
 
-func (s *shard) ingest(pc piece, now time.Time) {
+// ingest buffers a piece and returns its pending trace; nil when the piece was handled as
+// late spans of a trace decided for good.
+func (s *shard) ingest(pc piece, now time.Time) *pendingTrace {
 	spans := int64(pc.set.Len())
 	s.tel.received(spans)
-	if kd, ok := s.cache.Kept(pc.id); ok {
-		s.lateKept(pc.id, &pc.set, spans, kd)
-		return
-	}
-	if s.cache.Dropped(pc.id) {
-		s.tel.lateSpans(decisionDropped, spans)
-		s.tel.droppedSpans(dropLate, spans)
-		return
+	rest, late := s.lateOf(pc, spans)
+	if late {
+		return nil
 	}
 	pt, ok := s.traces[pc.id]
 	if !ok {
-		pt = &pendingTrace{id: pc.id, set: pc.set, first: now, input: s.inputs}
+		pt = &pendingTrace{id: pc.id, set: pc.set, first: now, input: s.inputs, rest: rest}
 		s.traces[pc.id] = pt
 		s.arrivals.Push(pt)
 	} else {
@@ -239,6 +256,7 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	if hasRoot && pt.rootAt.IsZero() {
 		pt.rootAt = now
 		s.roots.Push(pt)
+		s.rooted.Push(pt)
 		s.settle(pt, root)
 	}
 	if whole {
@@ -260,6 +278,31 @@ func (s *shard) ingest(pc piece, now time.Time) {
 	case s.waitsLong(pt, now):
 		s.compact(pt)
 	}
+	return pt
+}
+
+// lateOf looks a piece's trace up in the decision cache. Spans of a trace decided for good
+// are late: forwarded (kept) or dropped here, and late is true. Spans of a trace decided
+// provisionally are the rest of it, to be buffered: rest says what that decision was.
+func (s *shard) lateOf(pc piece, spans int64) (rest *provisionalRest, late bool) {
+	if kd, ok := s.cache.Kept(pc.id); ok {
+		if kd.provisional == markFinal {
+			s.lateKept(pc.id, &pc.set, spans, kd)
+			return nil, true
+		}
+		s.tel.lateSpans(decisionProvisional, spans)
+		return &provisionalRest{mark: kd.provisional, kept: &kd}, false
+	}
+	if dropped, mark := s.cache.Dropped(pc.id); dropped {
+		if mark == markFinal {
+			s.tel.lateSpans(decisionDropped, spans)
+			s.tel.droppedSpans(dropLate, spans)
+			return nil, true
+		}
+		s.tel.lateSpans(decisionProvisional, spans)
+		return &provisionalRest{mark: mark}, false
+	}
+	return nil, false
 }
 
 // settle triages a trace whose root just arrived, while its spans are still in the CPU's

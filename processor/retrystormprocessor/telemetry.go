@@ -22,10 +22,13 @@ import (
 const (
 	decisionKept    = "kept"
 	decisionDropped = "dropped"
+	// decisionProvisional labels late spans held as the rest of a provisionally decided trace.
+	decisionProvisional = "provisional"
 
 	// causes of a decision
 	causeDeadline       = "deadline"
 	causeMemoryPressure = "memory_pressure"
+	causeTraceBytes     = "trace_bytes"
 	causeShutdown       = "shutdown"
 
 	// causes of a dropped span
@@ -60,6 +63,7 @@ type telemetry struct {
 	late     map[string]metric.AddOption
 	evicted  map[string]metric.AddOption
 	early    map[string]metric.AddOption
+	signals  map[[2]string]metric.AddOption
 	dropped  map[string]metric.AddOption
 	where    map[string]metric.AddOption
 }
@@ -73,15 +77,21 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		b: b, tools: toolNames{limit: maxToolNames},
 		traces:   map[[2]string]metric.AddOption{},
 		findings: attrOptions("kind", findings.Kinds...),
-		late:     attrOptions("decision", decisionKept, decisionDropped),
+		late:     attrOptions("decision", decisionKept, decisionDropped, decisionProvisional),
 		evicted:  attrOptions("decision", decisionKept, decisionDropped),
-		early:    attrOptions("cause", causeMemoryPressure, causeShutdown),
+		early:    attrOptions("cause", causeMemoryPressure, causeTraceBytes, causeShutdown),
+		signals:  map[[2]string]metric.AddOption{},
 		dropped:  attrOptions("cause", dropSampledOut, dropLate, dropNextConsumerError, dropShutdown, dropUnpackError),
 		where:    attrOptions("where", redactedWhere...),
 	}
 	for _, d := range []string{decisionKept, decisionDropped} {
 		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
 			t.traces[[2]string{d, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("decision", d), attribute.String("reason", r)))
+		}
+	}
+	for _, c := range []string{causeMemoryPressure, causeTraceBytes} {
+		for _, r := range decision.SignalReasons {
+			t.signals[[2]string{c, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c), attribute.String("reason", r)))
 		}
 	}
 	return t, nil
@@ -122,6 +132,12 @@ func (t *telemetry) droppedSpans(cause string, n int64) {
 
 func (t *telemetry) lateSpans(decision string, n int64) {
 	t.add(t.b.ProcessorRetryStormLateSpans, n, t.late[decision])
+}
+
+// lateSignal counts the rest of a provisionally decided trace that brought a signal: the
+// cause of the provisional decision and the signal's sampling reason.
+func (t *telemetry) lateSignal(cause, reason string) {
+	t.add(t.b.ProcessorRetryStormLateSignals, 1, t.signals[[2]string{cause, reason}])
 }
 
 var redactedWhere = []string{redactedToolSpan, redactedIdempotencyKey, redactedMessage, redactedEvent,

@@ -1,5 +1,6 @@
 // Package decisioncache remembers recent trace decisions so late spans follow their trace:
-// kept traces in an LRU with their decision, dropped traces in a compact FIFO set.
+// kept traces in an LRU with their decision, dropped traces in a compact FIFO set whose
+// entries carry a small mark (the processor marks drops that are provisional).
 package decisioncache // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
 
 import (
@@ -35,8 +36,12 @@ func (c *Cache[V]) Keep(id pcommon.TraceID, v V) (evicted bool) {
 	return c.kept.Add(id, v)
 }
 
-// Drop records a dropped trace and reports whether the oldest was forgotten to make room.
-func (c *Cache[V]) Drop(id pcommon.TraceID) (evicted bool) { return c.dropped.Add(id) }
+// Drop records a dropped trace with a mark (0 to MaxMark) and reports whether the oldest
+// was forgotten to make room. Dropping a remembered trace again sets its mark anew,
+// without taking a slot.
+func (c *Cache[V]) Drop(id pcommon.TraceID, mark uint8) (evicted bool) {
+	return c.dropped.Add(id, mark)
+}
 
 // Kept returns the decision of a kept trace, refreshing its recency.
 func (c *Cache[V]) Kept(id pcommon.TraceID) (V, bool) {
@@ -47,8 +52,10 @@ func (c *Cache[V]) Kept(id pcommon.TraceID) (V, bool) {
 	return c.kept.Get(id)
 }
 
-// Dropped reports whether id was dropped.
-func (c *Cache[V]) Dropped(id pcommon.TraceID) bool { return c.dropped.Has(id) }
+// Dropped reports whether id was dropped, and the mark of that drop.
+func (c *Cache[V]) Dropped(id pcommon.TraceID) (dropped bool, mark uint8) {
+	return c.dropped.Has(id)
+}
 
 // Len returns the number of remembered kept and dropped traces.
 func (c *Cache[V]) Len() (kept, dropped int) {
@@ -61,38 +68,55 @@ func (c *Cache[V]) Len() (kept, dropped int) {
 // Set is a bounded set of trace ids that forgets the oldest insert first. It stores a 64-bit
 // fingerprint per trace (30–48 bytes per entry with the index, by the map's load): a trace
 // is reported dropped by mistake only when its fingerprint collides with a remembered one,
-// odds of size/2^64 per lookup.
+// odds of size/2^64 per lookup. Each entry carries a mark of two bits in its index slot's
+// top bits, which costs nothing more.
 type Set struct {
 	ring  []uint64
 	next  int
 	full  bool
-	index map[uint64]int32
+	index map[uint64]uint32
 }
 
-// NewSet returns a set holding at most size ids.
+// MaxMark is the largest mark an entry carries.
+const MaxMark = 3
+
+// markShift places an entry's mark above its ring position in the index.
+const (
+	markShift = 30
+	posMask   = 1<<markShift - 1
+)
+
+// maxSetSize is the most ids a Set holds: ring positions must fit below the mark.
+const maxSetSize = posMask
+
+// NewSet returns a set holding at most size ids (at most 2^30 − 1).
 func NewSet(size int) *Set {
-	size = max(size, 0)
-	return &Set{ring: make([]uint64, size), index: make(map[uint64]int32, min(size, 1<<16))}
+	size = min(max(size, 0), maxSetSize)
+	return &Set{ring: make([]uint64, size), index: make(map[uint64]uint32, min(size, 1<<16))}
 }
 
-// Add inserts id, evicting the oldest id when the set is full, and reports an eviction.
-func (s *Set) Add(id pcommon.TraceID) (evicted bool) {
+// Add inserts id with a mark (0 to MaxMark; higher bits are ignored), evicting the oldest
+// id when the set is full, and reports an eviction. An id already held gets the new mark
+// and keeps its place.
+func (s *Set) Add(id pcommon.TraceID, mark uint8) (evicted bool) {
 	if len(s.ring) == 0 {
 		return false
 	}
+	m := uint32(mark&MaxMark) << markShift
 	fp := fingerprint(id)
-	if _, ok := s.index[fp]; ok {
+	if i, ok := s.index[fp]; ok {
+		s.index[fp] = i&posMask | m
 		return false
 	}
 	if s.full {
 		old := s.ring[s.next]
-		if i, ok := s.index[old]; ok && int(i) == s.next {
+		if i, ok := s.index[old]; ok && int(i&posMask) == s.next {
 			delete(s.index, old)
 			evicted = true
 		}
 	}
 	s.ring[s.next] = fp
-	s.index[fp] = int32(s.next)
+	s.index[fp] = uint32(s.next) | m
 	s.next++
 	if s.next == len(s.ring) {
 		s.next, s.full = 0, true
@@ -100,10 +124,10 @@ func (s *Set) Add(id pcommon.TraceID) (evicted bool) {
 	return evicted
 }
 
-// Has reports whether id is in the set.
-func (s *Set) Has(id pcommon.TraceID) bool {
-	_, ok := s.index[fingerprint(id)]
-	return ok
+// Has reports whether id is in the set, and its entry's mark.
+func (s *Set) Has(id pcommon.TraceID) (held bool, mark uint8) {
+	i, ok := s.index[fingerprint(id)]
+	return ok, uint8(i >> markShift)
 }
 
 // Len is the number of ids held.

@@ -33,11 +33,12 @@ func TestKeptIsLRU(t *testing.T) {
 func TestDroppedForgetsOldestFirst(t *testing.T) {
 	c := New[struct{}](0, 3)
 	for n := range uint64(5) {
-		assert.Equal(t, n >= 3, c.Drop(id(n)), "an eviction is reported once the ring is full")
+		assert.Equal(t, n >= 3, c.Drop(id(n), 0), "an eviction is reported once the ring is full")
 	}
-	assert.False(t, c.Drop(id(4)), "re-adding does not take a slot")
+	assert.False(t, c.Drop(id(4), 0), "re-adding does not take a slot")
 	for n, want := range []bool{false, false, true, true, true} {
-		assert.Equalf(t, want, c.Dropped(id(uint64(n))), "trace %d", n)
+		dropped, _ := c.Dropped(id(uint64(n)))
+		assert.Equalf(t, want, dropped, "trace %d", n)
 	}
 	_, dropped := c.Len()
 	assert.Equal(t, 3, dropped)
@@ -46,25 +47,49 @@ func TestDroppedForgetsOldestFirst(t *testing.T) {
 func TestZeroSizesRememberNothing(t *testing.T) {
 	c := New[int](0, 0)
 	c.Keep(id(1), 1)
-	c.Drop(id(2))
+	c.Drop(id(2), 1)
 	_, ok := c.Kept(id(1))
 	assert.False(t, ok)
-	assert.False(t, c.Dropped(id(2)))
+	dropped, mark := c.Dropped(id(2))
+	assert.False(t, dropped)
+	assert.Zero(t, mark)
 }
 
 func TestSetHoldsManyIDsExactly(t *testing.T) {
 	s := NewSet(100_000)
 	for n := range uint64(100_000) {
-		s.Add(id(n))
+		s.Add(id(n), uint8(n%4))
 	}
 	for n := range uint64(100_000) {
-		if !s.Has(id(n)) {
+		if held, mark := s.Has(id(n)); !held || mark != uint8(n%4) {
 			t.Fatalf("lost trace %d", n)
 		}
 	}
 	for n := uint64(100_000); n < 200_000; n++ {
-		if s.Has(id(n)) {
+		if held, _ := s.Has(id(n)); held {
 			t.Fatalf("false positive for trace %d", n)
 		}
 	}
+}
+
+func TestMarkFollowsTheLastDrop(t *testing.T) {
+	c := New[struct{}](0, 2)
+	c.Drop(id(1), 2)
+	dropped, mark := c.Dropped(id(1))
+	assert.True(t, dropped)
+	assert.EqualValues(t, 2, mark, "a drop is remembered with its mark")
+	assert.False(t, c.Drop(id(1), 0), "dropping again takes no slot")
+	_, mark = c.Dropped(id(1))
+	assert.Zero(t, mark, "dropping again sets the mark anew")
+	c.Drop(id(1), MaxMark)
+	c.Drop(id(2), 0)
+	assert.True(t, c.Drop(id(3), 1), "the oldest entry, marked or not, is forgotten first")
+	dropped, _ = c.Dropped(id(1))
+	assert.False(t, dropped)
+	dropped, mark = c.Dropped(id(3))
+	assert.True(t, dropped)
+	assert.EqualValues(t, 1, mark)
+	dropped, mark = c.Dropped(id(2))
+	assert.True(t, dropped)
+	assert.Zero(t, mark, "a mark does not leak into its neighbour's slot")
 }

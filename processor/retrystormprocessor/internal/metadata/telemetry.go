@@ -27,6 +27,7 @@ const (
 	MetricTraces             = prefix + "traces"
 	MetricLateSpans          = prefix + "late_spans"
 	MetricEarlyDecisions     = prefix + "early_decisions"
+	MetricLateSignals        = prefix + "late_signals"
 	MetricBufferedBytes      = prefix + "buffered_bytes"
 	MetricBufferedTraces     = prefix + "buffered_traces"
 	MetricBufferedSpans      = prefix + "buffered_spans"
@@ -65,6 +66,7 @@ type TelemetryBuilder struct {
 	ProcessorRetryStormTraces             metric.Int64Counter
 	ProcessorRetryStormLateSpans          metric.Int64Counter
 	ProcessorRetryStormEarlyDecisions     metric.Int64Counter
+	ProcessorRetryStormLateSignals        metric.Int64Counter
 	ProcessorRetryStormCacheEvictions     metric.Int64Counter
 	ProcessorRetryStormRedactions         metric.Int64Counter
 	ProcessorRetryStormBufferedBytes      metric.Int64ObservableGauge
@@ -120,8 +122,9 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 		{&b.ProcessorRetryStormFindings, MetricFindings, "{finding}", "Divergence findings, by kind."},
 		{&b.ProcessorRetryStormStatusRemapped, MetricStatusRemapped, "{span}", "Kept spans whose status was remapped to ERROR from an isError result."},
 		{&b.ProcessorRetryStormTraces, MetricTraces, "{trace}", "Traces decided, by decision (kept, dropped) and reason."},
-		{&b.ProcessorRetryStormLateSpans, MetricLateSpans, "{span}", "Spans that arrived after their trace's decision, by decision."},
-		{&b.ProcessorRetryStormEarlyDecisions, MetricEarlyDecisions, "{trace}", "Traces decided before their deadline, by cause (memory_pressure, shutdown)."},
+		{&b.ProcessorRetryStormLateSpans, MetricLateSpans, "{span}", "Spans that arrived after their trace's decision, by decision (kept, dropped, provisional)."},
+		{&b.ProcessorRetryStormEarlyDecisions, MetricEarlyDecisions, "{trace}", "Traces decided before their deadline, by cause (memory_pressure, trace_bytes, shutdown)."},
+		{&b.ProcessorRetryStormLateSignals, MetricLateSignals, "{trace}", "Rests of provisionally decided traces that brought a signal and were kept, by cause of the provisional decision (memory_pressure, trace_bytes) and reason."},
 		{&b.ProcessorRetryStormRedactions, MetricRedactions, "{value}", "Tool payloads removed from kept spans, by where (tool_span, idempotency_key, message, event, scrubbed, unparseable, configured)."},
 		{&b.ProcessorRetryStormCacheEvictions, MetricCacheEvictions, "{trace}", "Trace decisions forgotten to make room in the decision cache, by decision (kept, dropped); a later span of such a trace starts it over."},
 	}
