@@ -57,7 +57,7 @@ func TestUnbackedCitationRecordOnKeptAnswer(t *testing.T) {
 
 // TestRecordsCarryNoPayloadInTheirFreeText: span names are scrubbed of payload values in
 // the trace, and so is what the records copied from them — a finding record's span_name and
-// every finding's detail — while the ids and tool names the records join on stay.
+// every finding's detail, on the records and the finding events — while the ids and tool names the records join on stay.
 func TestRecordsCarryNoPayloadInTheirFreeText(t *testing.T) {
 	const secret = "tok_9f8e7d6c5b4a3921"
 	h := newHarness(t, testConfig(), nil)
@@ -77,6 +77,11 @@ func TestRecordsCarryNoPayloadInTheirFreeText(t *testing.T) {
 	var finding stormrecord.FindingRecord
 	for _, s := range sinkSpans(h.sink)[id] {
 		assert.NotContains(t, s.Name(), secret, "span %s", s.Name())
+		for _, ev := range s.Events().All() {
+			if v, ok := ev.Attributes().Get(stormrecord.FindingDetail); ok {
+				assert.NotContains(t, v.Str(), secret, "the detail of a finding event")
+			}
+		}
 		if v, ok := s.Attributes().Get(stormrecord.AttrCallSummary); ok {
 			require.NoError(t, json.Unmarshal([]byte(v.Str()), &storm))
 		}

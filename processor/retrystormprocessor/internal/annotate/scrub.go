@@ -13,9 +13,9 @@ import (
 // (redact.Values.Scrub).
 type Scrubber func(s string) (string, int)
 
-// ScrubRecords scrubs the free text that the records Apply wrote copied from spans: a
-// finding's detail (which quotes span names and asset names) and a finding record's
-// span_name. Redaction leaves retry_storm's own annotations alone, so without this a span
+// ScrubRecords scrubs the free text that the records and finding events Apply wrote
+// copied from spans: a finding's detail (which quotes span names and asset names) and a
+// finding record's span_name. Redaction leaves retry_storm's own annotations alone, so without this a span
 // name or an answer quoting a payload would reach the summary file through its record.
 // Identifiers (trace, span, run ids, call keys), hashes and tool names are not touched:
 // readers join on them, and redaction never hunts a trace's tool names. A record that
@@ -38,6 +38,30 @@ func ScrubRecords(tr *analysis.Trace, scrub Scrubber) int {
 		if n+m > 0 {
 			total += n + m
 			putRecord(sf.Span, stormrecord.AttrFindingSummary, sf.Record)
+		}
+	}
+	done := map[ptrace.Span]bool{}
+	for _, f := range tr.Findings {
+		if !done[f.Span] {
+			done[f.Span] = true
+			total += scrubFindingEvents(f.Span, scrub)
+		}
+	}
+	return total
+}
+
+// scrubFindingEvents scrubs the detail of the span's retrystorm.finding events.
+func scrubFindingEvents(span ptrace.Span, scrub Scrubber) int {
+	total := 0
+	for _, ev := range span.Events().All() {
+		if ev.Name() != stormrecord.FindingEvent {
+			continue
+		}
+		if v, ok := ev.Attributes().Get(stormrecord.FindingDetail); ok {
+			if detail, n := scrub(v.Str()); n > 0 {
+				v.SetStr(detail)
+				total += n
+			}
 		}
 	}
 	return total
