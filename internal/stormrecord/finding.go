@@ -31,6 +31,9 @@ type FindingRecord struct {
 	SpanName string    `json:"span_name"`
 	Findings []Finding `json:"findings"`
 	TraceURL *string   `json:"trace_url,omitempty"`
+	// Revision is 1: trace-level findings are all found when the trace is decided. It is
+	// here so both records are ordered alike (Completeness).
+	Revision int `json:"revision"`
 }
 
 // FindingRecordID derives the stable id of a finding record from the trace id and the id

@@ -88,6 +88,11 @@ type Record struct {
 	// storm on a time axis; absent when the processor did not fill it.
 	Timeline []AttemptTime `json:"timeline,omitempty"`
 	TraceURL *string       `json:"trace_url,omitempty"`
+	// Revision numbers the versions of this record one collector wrote: 1 when the call's
+	// trace was decided, one more for each finding about it found after the trace was
+	// forwarded (stale_cache_suspect). Readers take, per id, the most complete record
+	// (Completeness).
+	Revision int `json:"revision"`
 }
 
 // AttemptTime places one attempt of a call on the call's time axis: its start relative to
