@@ -172,7 +172,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 			if settled == nil {
 				settled = s.analyzer.Settle(q, in.TraceState)
 			}
-			s.analyzer.RememberClean(settled)
+			s.reportResolved(s.analyzer.RememberClean(settled))
 			s.tel.triaged(settled)
 			s.drop(pt, d, now, cause)
 			return
@@ -187,6 +187,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		tr = s.analyzer.AnalyzeTree(q.Tree)
 	}
 	s.tel.analysed(tr)
+	s.reportResolved(tr.Resolved)
 	d := s.policy.Decide(decision.Input{
 		TraceID:    pt.id,
 		Signals:    signalsOf(tr.Signals),
@@ -194,6 +195,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		TraceState: rootTraceState(tr.Tree),
 	})
 	if !d.Keep {
+		s.holdSuspects(tr, d)
 		s.drop(pt, d, now, cause)
 		return
 	}
@@ -207,6 +209,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	if d.Stamp {
 		stampSpans(&pt.set, d.Threshold)
 	}
+	s.holdSuspects(tr, d)
 	if s.cache.Keep(pt.id, kd) {
 		s.tel.cacheEvicted(decisionKept)
 	}
