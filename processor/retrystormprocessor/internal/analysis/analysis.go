@@ -185,22 +185,6 @@ func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 	return out
 }
 
-// Confirm turns a suspect into the stale_cache_suspect finding it is, the trace it copied
-// having been remembered meanwhile (m), before the trace is annotated: the finding goes
-// on the attempt, into the unit's record and the trace's findings.
-func (tr *Trace) Confirm(s *Suspect, m stalecache.Match) findings.Finding {
-	f := findings.Finding{Kind: findings.StaleCacheSuspect, Span: s.Span, CallKey: s.CallKey, Detail: s.Detail(m.First, m.FirstTrace)}
-	u := s.Unit
-	u.Findings = append(u.Findings, f)
-	tr.Findings = append(tr.Findings, f)
-	if u.Record == nil {
-		u.Record = s.Record
-	}
-	u.Record.Findings = append(u.Record.Findings, stormrecord.Finding{Kind: f.Kind, Detail: f.Detail})
-	tr.Signals.Divergence = true
-	return f
-}
-
 // attempts recognises the tool spans, marks the logical ones (a tool span with tool-span
 // children), and returns the attempts with their transport sends, plus the reads of assets.
 func (an *Analyzer) attempts(t *grouping.Tree, out *Trace) ([]*grouping.Attempt, findings.Reads) {
