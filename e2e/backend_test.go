@@ -45,7 +45,9 @@ func startBackend(t *testing.T, port int) *consumertest.TracesSink {
 
 // backendTrace is what the backend received of one trace.
 type backendTrace struct {
-	spans    map[string]ptrace.Span // by span id
+	spans map[string]ptrace.Span // by span id, the trace's own
+	// late are the retrystorm.late_finding spans retry_storm added to the trace.
+	late     []ptrace.Span
 	root     ptrace.Span
 	hasRoot  bool
 	resource []located // strings of the resources and scopes the spans came under
@@ -57,6 +59,10 @@ type backendTrace struct {
 type located struct {
 	where, text string
 }
+
+// lateFindingSpan names the span retry_storm adds to a forwarded trace for a finding found
+// after its decision.
+const lateFindingSpan = "retrystorm.late_finding"
 
 // backendTraces groups everything the sink received by trace id. Spans are copied, so the
 // result does not alias the sink's batches.
@@ -78,6 +84,10 @@ func backendTraces(sink *consumertest.TracesSink) map[string]*backendTrace {
 					if bt == nil {
 						bt = &backendTrace{spans: map[string]ptrace.Span{}}
 						out[id] = bt
+					}
+					if span.Name() == lateFindingSpan {
+						bt.late = append(bt.late, span)
+						continue
 					}
 					bt.spans[span.SpanID().String()] = span
 					if span.ParentSpanID().IsEmpty() {

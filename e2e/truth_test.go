@@ -45,15 +45,31 @@ func readTruth(t *testing.T, path string) []agenttraffic.Truth {
 
 // readSummaries reads the storm_summary file: the storm records (finding records are
 // read by readFindingRecords) and the raw bytes.
+//
+// The records are those a reader sees: of the lines of one id (a trace decided in two
+// parts, a finding found after its trace was forwarded) the most complete, in the place of
+// the first. Each later line of an id must be more complete than the one before it, which
+// is when storm_summary writes one.
 func readSummaries(t *testing.T, path string) ([]stormrecord.Record, []byte) {
 	t.Helper()
 	var out []stormrecord.Record
+	at := map[string]int{}
 	raw := scanSummaries(t, path, func(line []byte) {
 		var r stormrecord.Record
 		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatalf("summary line %q is not a storm record: %v", line, err)
 		}
-		out = append(out, r)
+		i, seen := at[r.ID]
+		switch {
+		case !seen:
+			at[r.ID] = len(out)
+			out = append(out, r)
+		case r.Completeness().Beats(out[i].Completeness()):
+			out[i] = r
+		default:
+			t.Errorf("record %s (trace %s, call %s) written again though no more complete: %+v after %+v",
+				r.ID, r.TraceID, r.CallKey, r.Completeness(), out[i].Completeness())
+		}
 	}, nil)
 	return out, raw
 }

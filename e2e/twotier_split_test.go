@@ -16,6 +16,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/internal/stormreport"
 )
 
 // TestTier2RestartSplitsATraceInFlight pins down what a tier-2 restart costs a trace that
@@ -24,10 +25,12 @@ import (
 // attempt (in the order an SDK exports spans: by end time); the collector is restarted; the
 // rest of the trace follows. The first process decides its part at shutdown; the second
 // process knows nothing of the trace (the decision cache is in memory) and decides the rest
-// as a new trace. The summary file then holds one record for the call, written by the first
-// process from the one attempt it saw: the second process's record has the same id (trace id
-// + call key) and is skipped by storm_summary's id memory, which it seeds from the file at
-// start. The storm is reported as a single failed attempt; README.md ("Scaling out") says so.
+// as a new trace. Both write the record of the part they saw, under one id (trace id + call
+// key): the first process one failed attempt, the second the remaining attempts, a storm.
+// storm_summary writes the second because it saw more of the call (the id memory it seeds
+// from the file at start knows how complete the first line was), and a reader — stormreport,
+// or the e2e view of the file — takes the more complete: the storm. Neither is the whole
+// call; README.md ("Scaling out") says so.
 func TestTier2RestartSplitsATraceInFlight(t *testing.T) {
 	dir := t.TempDir()
 	trace, storm := executorStormTrace(t)
@@ -51,29 +54,42 @@ func TestTier2RestartSplitsATraceInFlight(t *testing.T) {
 	}
 	b.proc.stop(t)
 
+	lines := readSummaryFile(t, b.cfg.SummaryPath).records
+	if len(lines) != 2 {
+		t.Fatalf("b wrote %d lines for the split trace, want 2 (one per part): %+v", len(lines), lines)
+	}
+	firstAttempts := slices.DeleteFunc(slices.Clone(storm.AttemptSpanIDs), func(id string) bool { return !slices.Contains(first, id) })
+	restAttempts := slices.DeleteFunc(slices.Clone(storm.AttemptSpanIDs), func(id string) bool { return slices.Contains(first, id) })
+	want := stormrecord.RecordID(trace.Truth.TraceID, storm.CallKey)
+	for i, part := range [][]string{firstAttempts, restAttempts} {
+		if got := lines[i]; got.ID != want || !slices.Equal(got.AttemptSpanIDs, part) {
+			t.Errorf("line %d: id %s, attempts %v; want id %s (trace id + call key) and the part's attempts %v", i+1, got.ID, got.AttemptSpanIDs, want, part)
+		}
+	}
+	if n := m.sum("otelcol_exporter_storm_summary_records_superseding", nil); n != 1 {
+		t.Errorf("the second process wrote %v superseding records, want 1 (its record of the rest of the call)", n)
+	}
+	if n := m.sum("otelcol_exporter_storm_summary_records_deduplicated", nil); n != 0 {
+		t.Errorf("the second process deduplicated %v records, want 0", n)
+	}
 	records, _ := readSummaries(t, b.cfg.SummaryPath)
-	if len(records) != 1 {
-		t.Fatalf("b wrote %d records for the split trace, want 1: %+v", len(records), records)
+	report, err := stormreport.Read([]string{b.cfg.SummaryPath})
+	if err != nil {
+		t.Fatalf("stormreport reads the file: %v", err)
+	}
+	for who, recs := range map[string][]stormrecord.Record{"the e2e reader": records, "stormreport": report.Records} {
+		if len(recs) != 1 || !recs[0].Storm || !slices.Equal(recs[0].AttemptSpanIDs, restAttempts) {
+			t.Errorf("%s sees %+v; want the second part's record: storm, attempts %v", who, recs, restAttempts)
+		}
 	}
 	got := records[0]
-	firstAttempts := slices.DeleteFunc(slices.Clone(storm.AttemptSpanIDs), func(id string) bool { return !slices.Contains(first, id) })
-	if want := stormrecord.RecordID(trace.Truth.TraceID, storm.CallKey); got.ID != want {
-		t.Errorf("record id %s, want %s (trace id + call key)", got.ID, want)
-	}
-	if got.Attempts != len(firstAttempts) || !slices.Equal(got.AttemptSpanIDs, firstAttempts) || got.Storm {
-		t.Errorf("record: storm %v, %d attempts %v; want what the first process saw: storm false, attempts %v",
-			got.Storm, got.Attempts, got.AttemptSpanIDs, firstAttempts)
-	}
-	if n := m.sum("otelcol_exporter_storm_summary_records_deduplicated", nil); n != 1 {
-		t.Errorf("the second process deduplicated %v records, want 1 (its record of the rest of the call)", n)
-	}
 	kept := backendTraces(b.backend)[trace.Truth.TraceID]
 	keptSpans := 0
 	if kept != nil {
 		keptSpans = len(kept.spans)
 	}
 	t.Logf("storm %s (%s): %d attempts %v; first part %d spans (%d attempt), rest %d spans; "+
-		"written: storm %v, %d attempts %v; kept at the backend: %d of %d spans",
+		"read: storm %v, %d attempts %v; kept at the backend: %d of %d spans",
 		storm.CallKey, storm.Tool, storm.Attempts, storm.Statuses, len(first), len(firstAttempts), len(rest),
 		got.Storm, got.Attempts, got.Statuses, keptSpans, len(trace.Spans))
 }

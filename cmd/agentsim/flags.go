@@ -57,6 +57,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&scenarios, "scenarios", "mix", "scenario weights name=weight,… or mix (90% clean): "+joinScenarios())
 	fs.BoolVar(&o.traffic.EveryScenario, "every-scenario", false, "send every scenario once before the weighted mix")
 	fs.IntVar(&o.traffic.ToolsPerTrace, "tools-per-trace", 24, "logical tool calls per trace")
+	fs.IntVar(&o.traffic.StalePairs, "stale-pairs", 1, fmt.Sprintf("pairs (stale read, trace it copied) per stale_cache draw, 1 to %d; several are sent interleaved", agenttraffic.MaxStalePairs))
 	fs.StringVar(&o.traffic.Service, "service", "checkout-agent", "resource service.name")
 	fs.IntVar(&o.pieces, "pieces", 1, "send each trace in this many requests, spans in end order, the root in the last (1: whole)")
 	fs.DurationVar(&o.pieceGap, "piece-gap", 2500*time.Millisecond, "time between two pieces of one trace (with --pieces above 1)")
@@ -91,6 +92,9 @@ func (o *options) complete() error {
 	}
 	if o.endpoint == "" {
 		o.endpoint = map[string]string{protocolGRPC: "127.0.0.1:4317", protocolHTTP: "127.0.0.1:4318"}[o.protocol]
+	}
+	if o.traffic.StalePairs < 1 {
+		errs = append(errs, fmt.Errorf("--stale-pairs must be at least 1, got %d", o.traffic.StalePairs))
 	}
 	if o.rate < 0 || o.count < 0 || o.duration < 0 {
 		errs = append(errs, errors.New("--rate, --count and --duration must not be negative"))

@@ -209,6 +209,8 @@ func TestRejectsBadFlags(t *testing.T) {
 		{"--count", "-1"},
 		{"--pieces", "0"},
 		{"--flood-rate", "5", "--flood-service", "checkout-agent"},
+		{"--stale-pairs", "0"},
+		{"--stale-pairs", "65"},
 		{"extra"},
 	}
 	for _, args := range tests {
@@ -227,5 +229,44 @@ func TestDurationBoundsTheRun(t *testing.T) {
 	}
 	if n := len(c.traceIDs); n < 2 || n > 12 {
 		t.Errorf("%d traces in 300ms at 20/s", n)
+	}
+}
+
+// TestStalePairsSendsEveryPairWhole: a run bounded by --count still sends every pair of a
+// stale_cache draw of --stale-pairs pairs, and the truth names each stale read's warm trace.
+func TestStalePairsSendsEveryPairWhole(t *testing.T) {
+	addr, c := startGRPC(t)
+	path := filepath.Join(t.TempDir(), "truth.jsonl")
+	code, _, stderr := runAgentsim(t, "--endpoint", addr, "--count", "3", "--rate", "0", "--seed", "4",
+		"--scenarios", "stale_cache", "--stale-pairs", "3", "--tools-per-trace", "2", "--truth", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, warm := map[string]bool{}, map[string]string{}
+	for line := range strings.Lines(string(raw)) {
+		var tr agenttraffic.Truth
+		if err := json.Unmarshal([]byte(line), &tr); err != nil {
+			t.Fatal(err)
+		}
+		if tr.WarmFor != "" {
+			warm[tr.TraceID] = tr.WarmFor
+		} else {
+			stale[tr.TraceID] = true
+		}
+	}
+	if len(stale) != 3 || len(warm) != 3 {
+		t.Fatalf("%d stale reads and %d warm traces, want 3 of each (one draw of 3 pairs)", len(stale), len(warm))
+	}
+	for w, s := range warm {
+		if !stale[s] {
+			t.Errorf("warm trace %s is for %s, not sent", w, s)
+		}
+	}
+	if len(c.traceIDs) != 6 {
+		t.Errorf("the receiver got %d traces, want 6", len(c.traceIDs))
 	}
 }

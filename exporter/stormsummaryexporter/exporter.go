@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/exporter/stormsummaryexporter/internal/metadata"
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/internal/stormreport/summaryfile"
 )
 
@@ -33,9 +34,11 @@ type summaryExporter struct {
 	wrapWriter func(io.Writer) io.Writer
 
 	// mu serialises appends: the sending queue runs several consumers.
-	mu      sync.Mutex
-	file    *summaryFile
-	written *lru.Cache[string, struct{}]
+	mu   sync.Mutex
+	file *summaryFile
+	// written remembers, per record id written, the completeness of the line written: a
+	// more complete record of the same id is written again, anything else is a duplicate.
+	written *lru.Cache[string, stormrecord.Completeness]
 }
 
 type exporterOption func(*summaryExporter)
@@ -50,7 +53,7 @@ func newSummaryExporter(cfg *Config, set exporter.Settings, opts ...exporterOpti
 	if err != nil {
 		return nil, fmt.Errorf("create storm_summary telemetry: %w", err)
 	}
-	written, err := lru.New[string, struct{}](cfg.Dedup.RememberedIDs)
+	written, err := lru.New[string, stormrecord.Completeness](cfg.Dedup.RememberedIDs)
 	if err != nil {
 		return nil, fmt.Errorf("create record id memory: %w", err)
 	}
@@ -73,8 +76,8 @@ func (e *summaryExporter) start(_ context.Context, _ component.Host) error {
 		_ = file.close()
 		return fmt.Errorf("seed record id memory: %w", err)
 	}
-	for _, id := range seeded {
-		e.written.Add(id, struct{}{})
+	for _, line := range seeded {
+		e.remember(line.id, line.complete)
 	}
 	e.file = file
 	e.logger.Info("storm summary file open", zap.String("summary.path", e.cfg.Path), zap.Int("summary.seeded_ids", len(seeded)))
@@ -106,6 +109,10 @@ func (e *summaryExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 		return errors.New("append storm summaries: summary file is not open")
 	}
 	fresh, duplicates := e.unwritten(records)
+	superseding := make([]bool, len(fresh))
+	for i, record := range fresh {
+		_, superseding[i] = e.written.Peek(record.id)
+	}
 	lines, err := encodeRecords(fresh)
 	if err != nil {
 		return consumererror.NewPermanent(err)
@@ -114,10 +121,15 @@ func (e *summaryExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 		return fmt.Errorf("append storm summaries: %w", err)
 	}
 	committed, err := e.file.appendLines(lines)
-	for _, record := range fresh[:committed] {
-		e.written.Add(record.id, struct{}{})
+	var superseded []summary
+	for i, record := range fresh[:committed] {
+		e.written.Add(record.id, record.complete)
+		if superseding[i] {
+			superseded = append(superseded, record)
+		}
 	}
 	e.countBySchema(ctx, e.telemetry.ExporterStormSummaryRecordsWritten, fresh[:committed])
+	e.countBySchema(ctx, e.telemetry.ExporterStormSummaryRecordsSuperseding, superseded)
 	if err != nil {
 		e.telemetry.ExporterStormSummaryWriteErrors.Add(ctx, 1)
 		if errors.Is(err, errRecordTooLarge) {
@@ -141,22 +153,38 @@ func (e *summaryExporter) countBySchema(ctx context.Context, counter metric.Int6
 	}
 }
 
-// unwritten splits records into those whose id was neither written before nor appears
-// earlier in the batch, and the rest.
+// unwritten splits records into those to write — the most complete of the batch for each
+// id, unless the line written for it before is at least as complete — and the rest.
 func (e *summaryExporter) unwritten(records []summary) (fresh, duplicates []summary) {
 	fresh = make([]summary, 0, len(records))
-	inBatch := make(map[string]struct{}, len(records))
+	inBatch := make(map[string]int, len(records))
 	for _, record := range records {
-		_, seenBefore := e.written.Peek(record.id)
-		_, seenInBatch := inBatch[record.id]
-		if seenBefore || seenInBatch {
+		if i, ok := inBatch[record.id]; ok {
+			if record.complete.Beats(fresh[i].complete) {
+				duplicates = append(duplicates, fresh[i])
+				fresh[i] = record
+			} else {
+				duplicates = append(duplicates, record)
+			}
+			continue
+		}
+		if old, ok := e.written.Peek(record.id); ok && !record.complete.Beats(old) {
 			duplicates = append(duplicates, record)
 			continue
 		}
-		inBatch[record.id] = struct{}{}
+		inBatch[record.id] = len(fresh)
 		fresh = append(fresh, record)
 	}
 	return fresh, duplicates
+}
+
+// remember notes a line read at start, keeping the most complete of an id's lines.
+func (e *summaryExporter) remember(id string, complete stormrecord.Completeness) {
+	if old, ok := e.written.Peek(id); ok && !complete.Beats(old) {
+		e.written.Add(id, old) // still the most recently written of the memory
+		return
+	}
+	e.written.Add(id, complete)
 }
 
 func encodeRecords(records []summary) ([][]byte, error) {
@@ -171,10 +199,16 @@ func encodeRecords(records []summary) ([][]byte, error) {
 	return lines, nil
 }
 
-// seedIDs reads the ids of the records at the end of the summary file, topped up from the
-// newest backup when the current file is short (a restart right after a rotation), oldest
-// first so the most recent ids are the last forgotten.
-func seedIDs(path string, budget int64) ([]string, error) {
+// seededLine is a record line read at start: its id and how complete it is.
+type seededLine struct {
+	id       string
+	complete stormrecord.Completeness
+}
+
+// seedIDs reads the ids of the records at the end of the summary file, with each line's
+// completeness, topped up from the newest backup when the current file is short (a restart
+// right after a rotation), oldest first so the most recent ids are the last forgotten.
+func seedIDs(path string, budget int64) ([]seededLine, error) {
 	current, err := summaryfile.Tail(path, budget)
 	if err != nil {
 		return nil, err
@@ -200,15 +234,23 @@ func seedIDs(path string, budget int64) ([]string, error) {
 	return append(recordIDs(previous), recordIDs(current)...), nil
 }
 
-func recordIDs(lines []byte) []string {
-	var ids []string
+// recordIDs reads each line's id and completeness. A line whose completeness fields do not
+// decode (a hand edit) still counts by its id, as least complete.
+func recordIDs(lines []byte) []seededLine {
+	var out []seededLine
 	for line := range bytes.Lines(lines) {
 		var head struct {
 			ID string `json:"id"`
 		}
-		if json.Unmarshal(line, &head) == nil && head.ID != "" {
-			ids = append(ids, head.ID)
+		if json.Unmarshal(line, &head) != nil || head.ID == "" {
+			continue
 		}
+		var c stormrecord.LineCompleteness
+		complete := stormrecord.Completeness{}
+		if json.Unmarshal(line, &c) == nil {
+			complete = c.Completeness()
+		}
+		out = append(out, seededLine{id: head.ID, complete: complete})
 	}
-	return ids
+	return out
 }

@@ -25,7 +25,7 @@ var recordFieldTypes = map[string]string{
 	"failed_tokens_in": "number|null", "failed_tokens_out": "number|null",
 	"side_effects": "array", "class": "string|null", "status_flip": "bool",
 	"findings": "array", "incomplete_attempts": "number", "attempt_span_ids": "array",
-	"trace_url": "string",
+	"trace_url": "string", "revision": "number",
 }
 
 func jsonType(v any) string {

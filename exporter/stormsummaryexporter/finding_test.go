@@ -57,7 +57,7 @@ func addFindingSpan(t *testing.T, td ptrace.Traces, record stormrecord.FindingRe
 var findingFieldTypes = map[string]string{
 	"schema": "string", "id": "string", "time": "string", "trace_id": "string",
 	"run_id": "string|null", "service_name": "string|null", "span_id": "string",
-	"span_name": "string", "findings": "array", "trace_url": "string",
+	"span_name": "string", "findings": "array", "trace_url": "string", "revision": "number",
 }
 
 func TestFindingRecordWrittenWithEveryField(t *testing.T) {

@@ -23,6 +23,8 @@ type summary struct {
 	schema string
 	// record is the *stormrecord.Record or *stormrecord.FindingRecord to encode.
 	record any
+	// complete orders the records of one id (stormrecord.Completeness).
+	complete stormrecord.Completeness
 }
 
 // selectRecords parses the call summaries and finding records of the batch, keeps those
@@ -47,7 +49,7 @@ func (e *summaryExporter) selectRecords(ctx context.Context, td ptrace.Traces) [
 				skip(err)
 			case e.selected(&record):
 				record.TraceURL = traceURL(e.cfg.TraceURL, record.TraceID, record.CallKey, record.RunID)
-				selected = append(selected, summary{id: record.ID, schema: record.Schema, record: &record})
+				selected = append(selected, summary{id: record.ID, schema: record.Schema, record: &record, complete: record.Completeness()})
 			}
 		}
 		if value, ok := attrs.Get(stormrecord.AttrFindingSummary); ok {
@@ -57,7 +59,7 @@ func (e *summaryExporter) selectRecords(ctx context.Context, td ptrace.Traces) [
 				skip(err)
 			case e.cfg.includes(includeFinding) && len(record.Findings) > 0:
 				record.TraceURL = traceURL(e.cfg.TraceURL, record.TraceID, "", record.RunID)
-				selected = append(selected, summary{id: record.ID, schema: record.Schema, record: &record})
+				selected = append(selected, summary{id: record.ID, schema: record.Schema, record: &record, complete: record.Completeness()})
 			}
 		}
 	}
@@ -91,6 +93,8 @@ func parseSummary(summary pcommon.Value, span ptrace.Span) (stormrecord.Record, 
 	if record.ID == "" {
 		record.ID = stormrecord.RecordID(record.TraceID, record.CallKey)
 	}
+	// A summary from a processor that predates revisions is the first.
+	record.Revision = max(record.Revision, 1)
 	normalizeLists(&record)
 	return record, nil
 }
@@ -123,6 +127,7 @@ func parseFindingRecord(value pcommon.Value, span ptrace.Span) (stormrecord.Find
 	if record.Findings == nil {
 		record.Findings = []stormrecord.Finding{}
 	}
+	record.Revision = max(record.Revision, 1)
 	return record, nil
 }
 

@@ -36,9 +36,13 @@ func FuzzSeedIDs(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		ids, err := seedIDs(path, budget)
+		lines, err := seedIDs(path, budget)
 		if err != nil {
 			t.Fatalf("seed ids: %v", err)
+		}
+		var ids []string
+		for _, l := range lines {
+			ids = append(ids, l.id)
 		}
 		for _, id := range ids {
 			if !slices.Contains(possible, id) {

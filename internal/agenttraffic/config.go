@@ -108,6 +108,10 @@ type Config struct {
 	// ToolsPerTrace is the number of logical tool calls a clean trace plans; default 24
 	// (about 60 spans per trace over the shape mix).
 	ToolsPerTrace int
+	// StalePairs is how many pairs of traces (a stale read and the trace it copied) one
+	// stale_cache draw yields; default 1, warm trace first. Several come interleaved, the
+	// first pair's stale trace before its warm trace. At most MaxStalePairs.
+	StalePairs int
 
 	// withoutCopies leaves the payload copies off model, agent and HTTP spans: the test
 	// seam that shows copies change no id, time or truth.
@@ -140,14 +144,23 @@ func (c Config) withDefaults() Config {
 	if c.ToolsPerTrace <= 0 {
 		c.ToolsPerTrace = 24
 	}
+	if c.StalePairs <= 0 {
+		c.StalePairs = 1
+	}
 	return c
 }
+
+// MaxStalePairs bounds Config.StalePairs: a draw holds all its traces until they are sent.
+const MaxStalePairs = 64
 
 // Validate checks names, weights and that every scenario that can be drawn has a shape able
 // to express it.
 func (c Config) Validate() error {
-	c = c.withDefaults()
 	var errs []error
+	if c.StalePairs < 0 || c.StalePairs > MaxStalePairs {
+		errs = append(errs, fmt.Errorf("stale pairs must be between 1 and %d, got %d", MaxStalePairs, c.StalePairs))
+	}
+	c = c.withDefaults()
 	for _, s := range c.Shapes {
 		if !knownShape(s) {
 			errs = append(errs, fmt.Errorf("unknown shape %q", s))

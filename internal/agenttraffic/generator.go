@@ -2,6 +2,7 @@ package agenttraffic
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -12,11 +13,12 @@ const staleAge = 2 * time.Minute
 // Generator produces planned traces one at a time. It is deterministic for a Config and not
 // safe for concurrent use: one goroutine draws, any number may emit what it returns.
 type Generator struct {
-	cfg     Config
-	g       *rng
-	slot    int
-	forced  []Scenario
-	pending *Trace
+	cfg    Config
+	g      *rng
+	slot   int
+	forced []Scenario
+	// pending holds the rest of a stale_cache draw, in the order Next returns them.
+	pending []Trace
 }
 
 // NewGenerator validates cfg and returns a generator seeded with cfg.Seed.
@@ -32,13 +34,14 @@ func NewGenerator(cfg Config) (*Generator, error) {
 	return gen, nil
 }
 
-// Next returns the next trace. A stale_cache draw yields two traces: first a warm trace (a
-// clean trace whose read returns the result live, timed staleAge earlier), then, on the
-// following call, the stale trace itself.
+// Next returns the next trace. A stale_cache draw yields Config.StalePairs pairs of traces,
+// returned by this call and the following ones: a warm trace (a clean trace whose read
+// returns the result live, timed staleAge earlier) and the stale trace itself. One pair
+// comes warm trace first; several come interleaved (stalePairs).
 func (gen *Generator) Next() Trace {
-	if gen.pending != nil {
-		t := *gen.pending
-		gen.pending = nil
+	if len(gen.pending) > 0 {
+		t := gen.pending[0]
+		gen.pending = gen.pending[1:]
 		return t
 	}
 	sc := gen.drawScenario()
@@ -46,20 +49,49 @@ func (gen *Generator) Next() Trace {
 	if sc != ScenarioStaleCache {
 		return gen.build(shape, sc, gen.nextStart(), nil)
 	}
-	warmSlot := gen.nextStart()
-	seed := newStaleSeed(gen.g)
-	stale := gen.build(shape, ScenarioStaleCache, gen.nextStart(), seed)
-	warm := gen.build(shape, ScenarioClean, warmSlot.Add(-staleAge), seed)
-	warm.Truth.WarmFor = stale.Truth.TraceID
-	gen.pending = &stale
-	return warm
+	group := gen.stalePairs(shape)
+	gen.pending = group[1:]
+	return group[0]
 }
 
-// Pending reports whether Next holds the second trace of a stale_cache pair; a bounded run
-// sends it too, so no warm trace goes out without its stale trace.
-func (gen *Generator) Pending() bool { return gen.pending != nil }
+// stalePairs plans the pairs of one stale_cache draw, the first in shape and the others in
+// shapes drawn for them. Their traces come in a shuffled order in which the first pair's
+// stale trace precedes its warm trace, so a run holds stale reads that arrive before, after
+// and among the traces they copied (each trace has its own id, so they fall on different
+// shards). One pair draws nothing more than it always did: warm trace, then stale trace.
+func (gen *Generator) stalePairs(shape Shape) []Trace {
+	n := gen.cfg.StalePairs
+	group := make([]Trace, 0, 2*n)
+	for i := range n {
+		if i > 0 {
+			shape = pick(gen.g, gen.cfg.shapesFor(ScenarioStaleCache))
+		}
+		warmSlot := gen.nextStart()
+		seed := newStaleSeed(gen.g)
+		stale := gen.build(shape, ScenarioStaleCache, gen.nextStart(), seed)
+		warm := gen.build(shape, ScenarioClean, warmSlot.Add(-staleAge), seed)
+		warm.Truth.WarmFor = stale.Truth.TraceID
+		group = append(group, warm, stale)
+	}
+	if n == 1 {
+		return group
+	}
+	warm0, stale0 := group[0].Truth.TraceID, group[1].Truth.TraceID
+	gen.g.r.Shuffle(len(group), func(i, j int) { group[i], group[j] = group[j], group[i] })
+	w := slices.IndexFunc(group, func(t Trace) bool { return t.Truth.TraceID == warm0 })
+	st := slices.IndexFunc(group, func(t Trace) bool { return t.Truth.TraceID == stale0 })
+	if w < st {
+		group[w], group[st] = group[st], group[w]
+	}
+	return group
+}
 
-// Generate returns at least n traces: n, or n+1 when the last draw was a stale_cache pair.
+// Pending reports whether Next holds more traces of a stale_cache draw; a bounded run sends
+// them too, so no warm trace goes out without its stale trace.
+func (gen *Generator) Pending() bool { return len(gen.pending) > 0 }
+
+// Generate returns at least n traces: n, or more when the last draw was a stale_cache
+// draw, whose pairs are all returned.
 func (gen *Generator) Generate(n int) []Trace {
 	out := make([]Trace, 0, n+1)
 	for len(out) < n || gen.Pending() {

@@ -153,3 +153,54 @@ func TestToolsPerTraceScalesTheTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestStalePairsComeInterleaved: with StalePairs 4 a stale_cache draw yields four pairs,
+// each stale trace with its own warm trace, in an order where at least one stale trace
+// precedes the trace it copied; the same seed gives the same order. One pair (the
+// default) is warm trace first, as it always was.
+func TestStalePairsComeInterleaved(t *testing.T) {
+	cfg := Config{Seed: 9, Scenarios: ScenarioWeights{ScenarioStaleCache: 1}, StalePairs: 4}
+	traces := generate(t, cfg, 8)
+	if len(traces) != 8 {
+		t.Fatalf("one draw of 4 pairs gave %d traces, want 8", len(traces))
+	}
+	position := map[string]int{}
+	for i, tr := range traces {
+		position[tr.Truth.TraceID] = i
+	}
+	staleFirst := 0
+	for i, tr := range traces {
+		if tr.Truth.WarmFor == "" {
+			if tr.Truth.Scenario != ScenarioStaleCache {
+				t.Errorf("trace %d: scenario %s, want stale_cache or its warm trace", i, tr.Truth.Scenario)
+			}
+			continue
+		}
+		stale, ok := position[tr.Truth.WarmFor]
+		if !ok {
+			t.Fatalf("warm trace %s is for %s, not in the draw", tr.Truth.TraceID, tr.Truth.WarmFor)
+		}
+		if stale < i {
+			staleFirst++
+		}
+	}
+	if staleFirst == 0 {
+		t.Error("no stale trace comes before the trace it copied")
+	}
+	if again := generate(t, cfg, 8); !reflect.DeepEqual(traces, again) {
+		t.Error("one seed produced two different interleavings")
+	}
+
+	one := generate(t, Config{Seed: 9, Scenarios: ScenarioWeights{ScenarioStaleCache: 1}}, 2)
+	if one[0].Truth.WarmFor != one[1].Truth.TraceID {
+		t.Errorf("one pair: want the warm trace first, got %s then %s", one[0].Truth.Scenario, one[1].Truth.Scenario)
+	}
+}
+
+func TestStalePairsBounded(t *testing.T) {
+	for _, n := range []int{-1, MaxStalePairs + 1} {
+		if _, err := NewGenerator(Config{StalePairs: n}); err == nil || !strings.Contains(err.Error(), "stale pairs must be between 1 and 64") {
+			t.Errorf("StalePairs %d: error %v", n, err)
+		}
+	}
+}

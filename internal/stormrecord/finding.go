@@ -34,6 +34,9 @@ type FindingRecord struct {
 	// Partial marks a record of the rest of a provisionally decided trace, as
 	// Record.Partial does: an asset the answer cites may have been read in the part dropped.
 	Partial bool `json:"partial,omitempty"`
+	// Revision is 1: trace-level findings are all found when the trace is decided. It is
+	// here so both records are ordered alike (Completeness).
+	Revision int `json:"revision"`
 }
 
 // FindingRecordID derives the stable id of a finding record from the trace id and the id

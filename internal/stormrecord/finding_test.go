@@ -30,7 +30,7 @@ func TestFindingRecordJSONHasEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = `{"schema":"retrystorm.finding/v1","id":"","time":"","trace_id":"","run_id":null,` +
-		`"service_name":null,"span_id":"","span_name":"","findings":[]}`
+		`"service_name":null,"span_id":"","span_name":"","findings":[],"revision":0}`
 	if string(b) != want {
 		t.Errorf("finding record JSON\n got %s\nwant %s", b, want)
 	}

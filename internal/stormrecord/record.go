@@ -93,6 +93,11 @@ type Record struct {
 	// dropped, so the record covers part of the trace and its counts only what the rest
 	// holds. Absent when the record covers the whole trace.
 	Partial bool `json:"partial,omitempty"`
+	// Revision numbers the versions of this record one collector wrote: 1 when the call's
+	// trace was decided, one more for each finding about it found after the trace was
+	// forwarded (stale_cache_suspect). Readers take, per id, the most complete record
+	// (Completeness).
+	Revision int `json:"revision"`
 }
 
 // AttemptTime places one attempt of a call on the call's time axis: its start relative to

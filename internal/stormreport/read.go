@@ -26,8 +26,16 @@ type Input struct {
 	// SkippedLines counts lines that are neither storm nor finding records (broken JSON,
 	// another schema, no id).
 	SkippedLines int
-	// Duplicates counts records whose id was already read from another line.
+	// Duplicates counts lines whose id was read from another line too: every line of an id
+	// but the one kept, the most complete (stormrecord.Completeness).
 	Duplicates int
+}
+
+// seenID is a record id read so far: where its kept record sits in its list of Input
+// (Records or Findings) and how complete that record is.
+type seenID struct {
+	at       int
+	complete stormrecord.Completeness
 }
 
 // ResolveFiles expands the arguments (paths or globs) into the files to read. A summary
@@ -88,10 +96,12 @@ func distinctFiles(files []string) []string {
 	return out
 }
 
-// Read reads every record of the files in order, keeping the first record of each id.
+// Read reads every record of the files in order, keeping for each id its most complete
+// record (stormrecord.Completeness: more attempts of the call, then a later revision, then
+// more findings; the first line among equals), where the id was first read.
 func Read(files []string) (*Input, error) {
 	input := &Input{Files: files}
-	seen := make(map[string]bool)
+	seen := make(map[string]seenID)
 	for _, path := range files {
 		if err := readFile(path, input, seen); err != nil {
 			return nil, err
@@ -100,7 +110,7 @@ func Read(files []string) (*Input, error) {
 	return input, nil
 }
 
-func readFile(path string, input *Input, seen map[string]bool) error {
+func readFile(path string, input *Input, seen map[string]seenID) error {
 	file, err := summaryfile.Open(path)
 	if err != nil {
 		return err
@@ -121,7 +131,7 @@ func readFile(path string, input *Input, seen map[string]bool) error {
 	}
 }
 
-func addLine(line []byte, input *Input, seen map[string]bool) {
+func addLine(line []byte, input *Input, seen map[string]seenID) {
 	var head struct {
 		Schema string `json:"schema"`
 	}
@@ -134,32 +144,45 @@ func addLine(line []byte, input *Input, seen map[string]bool) {
 		var record stormrecord.Record
 		if json.Unmarshal(line, &record) != nil {
 			input.SkippedLines++
-		} else if firstOfID(record.ID, input, seen) {
+		} else if at, keep := place(head.Schema, record.ID, record.Completeness(), len(input.Records), input, seen); keep && at == len(input.Records) {
 			input.Records = append(input.Records, record)
+		} else if keep {
+			input.Records[at] = record
 		}
 	case stormrecord.FindingSchema:
 		var record stormrecord.FindingRecord
 		if json.Unmarshal(line, &record) != nil {
 			input.SkippedLines++
-		} else if firstOfID(record.ID, input, seen) {
+		} else if at, keep := place(head.Schema, record.ID, record.Completeness(), len(input.Findings), input, seen); keep && at == len(input.Findings) {
 			input.Findings = append(input.Findings, record)
+		} else if keep {
+			input.Findings[at] = record
 		}
 	default:
 		input.SkippedLines++
 	}
 }
 
-// firstOfID reports whether a decoded record is to be kept: it has an id not read before.
-// A record without an id is a skipped line, a repeated id a duplicate.
-func firstOfID(id string, input *Input, seen map[string]bool) bool {
-	switch {
-	case id == "":
+// place reports whether a decoded record is to be kept and where: at next (the end of its
+// list) for an id not read before, or in the place of the record of its id read before,
+// which it beats. A record without an id is a skipped line; of two lines of an id, the
+// one not kept is a duplicate.
+func place(schema, id string, complete stormrecord.Completeness, next int, input *Input, seen map[string]seenID) (int, bool) {
+	if id == "" {
 		input.SkippedLines++
-		return false
-	case seen[id]:
-		input.Duplicates++
-		return false
+		return 0, false
 	}
-	seen[id] = true
-	return true
+	// Each schema has its list: an id is looked up among the records of its own schema.
+	key := schema + "\x00" + id
+	prev, ok := seen[key]
+	if !ok {
+		seen[key] = seenID{at: next, complete: complete}
+		return next, true
+	}
+	input.Duplicates++
+	if !complete.Beats(prev.complete) {
+		return 0, false
+	}
+	seen[key] = seenID{at: prev.at, complete: complete}
+	return prev.at, true
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
 )
 
 func TestResolveFilesBringsBackupsAlong(t *testing.T) {
@@ -85,4 +87,30 @@ func TestReadFailsOnACorruptArchive(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("not gzip"), 0o600))
 	_, err := Read([]string{path})
 	assert.ErrorContains(t, err, "open compressed summary file")
+}
+
+// TestReadTakesTheMostCompleteRecordOfAnID: the lines of one id — the two parts of a trace
+// decided twice, a later revision with a finding found after the trace was forwarded —
+// are read as the most complete of them, in the place the id was first read; a line of
+// another schema with the same id is a record of its own.
+func TestReadTakesTheMostCompleteRecordOfAnID(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "storms.jsonl")
+	whole := storm("a", "search", "transient_dependency", "error", "error", "ok")
+	firstPart := storm("a", "search", "", "error")
+	firstPart.Storm = false
+	revised := whole
+	revised.Revision = 2
+	revised.Findings = []stormrecord.Finding{{Kind: "stale_cache_suspect", Detail: "found after the trace was forwarded"}}
+	other := storm("b", "fetch", "exhausted", "error", "error")
+	answer := citation("t1", "a1", "2025-09-09T02:40:09Z", "kb/refunds")
+	answer.ID = whole.ID // a hand-made clash across schemas
+	writeJSONL(t, path, false, firstPart, other, whole, answer, firstPart, revised, whole)
+
+	input, err := Read([]string{path})
+	require.NoError(t, err)
+	require.Len(t, input.Records, 2)
+	assert.Equal(t, revised, input.Records[0], "the latest revision of the whole call")
+	assert.Equal(t, other, input.Records[1])
+	require.Len(t, input.Findings, 1)
+	assert.Equal(t, 4, input.Duplicates, "every line of an id but the one kept")
 }

@@ -32,7 +32,7 @@ func WriteText(w io.Writer, input *Input, report Report) error {
 		fmt.Fprintf(tw, "%d incomplete attempts: their calls are untrusted for cost analysis\n", report.IncompleteEvents)
 	}
 	if input.SkippedLines > 0 || input.Duplicates > 0 {
-		fmt.Fprintf(tw, "skipped %d lines that are not summary records and %d duplicate records\n", input.SkippedLines, input.Duplicates)
+		fmt.Fprintf(tw, "skipped %d lines that are not summary records and %d lines of an id read as its most complete line\n", input.SkippedLines, input.Duplicates)
 	}
 	writeStorms(tw, "Top storms by attempts", report.TopStorms)
 	writeStorms(tw, "Top storms by tokens spent on failed attempts", report.TopFailedTokenStorms)

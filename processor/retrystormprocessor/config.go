@@ -152,6 +152,13 @@ type StaleCacheConfig struct {
 	RememberedResults int `mapstructure:"remembered_results"`
 	// MinAge: a result counts as cached when first seen at least this long before. Default 1m.
 	MinAge time.Duration `mapstructure:"min_age"`
+	// RecheckWindow is how long a suspect whose result no earlier trace has shown yet is
+	// held, so that the trace it copied, decided later, still makes it a finding; 0 holds
+	// none (the check then sees only traces decided before). Default 2m.
+	RecheckWindow time.Duration `mapstructure:"recheck_window"`
+	// HeldSuspects bounds the suspects held at once (the oldest is forgotten first); 0
+	// holds none. Default 10000.
+	HeldSuspects int `mapstructure:"held_suspects"`
 }
 
 // CompletenessConfig configures the incomplete_record finding.
@@ -264,6 +271,12 @@ func (d *DivergenceConfig) validate() error {
 	}
 	if sc.MinAge < 0 {
 		errs = errors.Join(errs, errors.New("divergence.stale_cache.min_age must not be negative"))
+	}
+	if sc.RecheckWindow < 0 {
+		errs = errors.Join(errs, errors.New("divergence.stale_cache.recheck_window must not be negative (0 holds no suspect)"))
+	}
+	if sc.HeldSuspects < 0 {
+		errs = errors.Join(errs, errors.New("divergence.stale_cache.held_suspects must not be negative (0 holds no suspect)"))
 	}
 	return errs
 }

@@ -21,6 +21,9 @@ const (
 	maxDroppedTraces = 50_000_000
 	// maxRememberedResults: 32 bytes a fingerprint, the whole table allocated at start.
 	maxRememberedResults = 10_000_000
+	// maxHeldSuspects: 64 bytes a slot allocated at start, and while held each suspect
+	// keeps its call's record (1–2 kB).
+	maxHeldSuspects = 1_000_000
 	// maxToolOverrides: each override is a name and a threshold in the sampling policy.
 	maxToolOverrides = 10_000
 )
@@ -34,6 +37,8 @@ func (cfg *Config) validateBounds() error {
 		atMost("decision_cache.dropped_traces", cfg.DecisionCache.DroppedTraces, maxDroppedTraces, "about 2.4 GB"),
 		atMost("divergence.stale_cache.remembered_results", cfg.Divergence.StaleCache.RememberedResults,
 			maxRememberedResults, "about 320 MB, allocated at start"),
+		atMost("divergence.stale_cache.held_suspects", cfg.Divergence.StaleCache.HeldSuspects,
+			maxHeldSuspects, "64 MB allocated at start, up to about 2 GB of records while full"),
 	)
 	if n := len(cfg.Sampling.Tools); n > maxToolOverrides {
 		errs = errors.Join(errs, fmt.Errorf("sampling.tools must list at most %d tools, got %d", maxToolOverrides, n))

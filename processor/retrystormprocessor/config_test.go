@@ -41,7 +41,8 @@ func TestCreateDefaultConfig(t *testing.T) {
 	assert.Equal(t, DivergenceConfig{
 		CaveatAttribute: "retrystorm.answer.caveat", CitedAssetsAttribute: "retrystorm.answer.cited_assets",
 		ReadAssetAttribute: "retrystorm.read.asset",
-		StaleCache:         StaleCacheConfig{MaxDurationRatio: 0.1, MaxDuration: 50 * time.Millisecond, RememberedResults: 100000, MinAge: time.Minute},
+		StaleCache: StaleCacheConfig{MaxDurationRatio: 0.1, MaxDuration: 50 * time.Millisecond, RememberedResults: 100000, MinAge: time.Minute,
+			RecheckWindow: 2 * time.Minute, HeldSuspects: 10000},
 	}, cfg.Divergence)
 	assert.Equal(t, []string{"tool_name"}, cfg.Completeness.Required)
 	// The defaults reproduce the engine's own defaults exactly.
@@ -83,11 +84,13 @@ func TestLoadConfig(t *testing.T) {
 			"decision_cache.kept_traces must be at most 10000000 (about 1.5 GB)",
 			"decision_cache.dropped_traces must be at most 50000000 (about 2.4 GB)",
 			"divergence.stale_cache.remembered_results must be at most 10000000 (about 320 MB, allocated at start)",
+			"divergence.stale_cache.held_suspects must be at most 1000000 (64 MB allocated at start, up to about 2 GB of records while full)",
 		}},
 		{name: "at_bounds", check: func(t *testing.T, cfg *Config) {
 			assert.Equal(t, maxNumShards, cfg.NumShards)
 			assert.Equal(t, DecisionCacheConfig{KeptTraces: maxKeptTraces, DroppedTraces: maxDroppedTraces}, cfg.DecisionCache)
 			assert.Equal(t, maxRememberedResults, cfg.Divergence.StaleCache.RememberedResults)
+			assert.Equal(t, maxHeldSuspects, cfg.Divergence.StaleCache.HeldSuspects)
 		}},
 		{name: "bad_completeness", wantErr: []string{`completeness.required[1] has unknown field "tool_id" (want one of `}},
 		{name: "bad_recognition", wantErr: []string{
@@ -103,6 +106,8 @@ func TestLoadConfig(t *testing.T) {
 			"divergence.stale_cache.max_duration must not be negative",
 			"divergence.stale_cache.remembered_results must not be negative",
 			"divergence.stale_cache.min_age must not be negative",
+			"divergence.stale_cache.recheck_window must not be negative (0 holds no suspect)",
+			"divergence.stale_cache.held_suspects must not be negative (0 holds no suspect)",
 		}},
 		{name: "bad_redaction", wantErr: []string{
 			"redaction.min_value_length must be at least 4",
@@ -156,7 +161,8 @@ func checkFullConfig(t *testing.T, cfg *Config) {
 	assert.Empty(t, cfg.Recognition.ToolNameSuffixes)
 	assert.False(t, cfg.Status.OverrideOK)
 	assert.Equal(t, HashingConfig{KeyEnv: "RETRYSTORM_HASH_KEY"}, cfg.Hashing)
-	assert.Equal(t, StaleCacheConfig{MaxDurationRatio: 0.2, MaxDuration: 20 * time.Millisecond, RememberedResults: 500, MinAge: 30 * time.Second}, cfg.Divergence.StaleCache)
+	assert.Equal(t, StaleCacheConfig{MaxDurationRatio: 0.2, MaxDuration: 20 * time.Millisecond, RememberedResults: 500, MinAge: 30 * time.Second,
+		RecheckWindow: 5 * time.Minute, HeldSuspects: 2000}, cfg.Divergence.StaleCache)
 	assert.Equal(t, []string{"run_id", "call_id", "attempt", "tool_name", "args_hash", "status"}, cfg.Completeness.Required)
 	assert.Equal(t, RedactionConfig{
 		MessageAttributes: []string{"my.messages", "app.*.prompt"}, FlattenedMessages: []string{"my.flat"},

@@ -212,7 +212,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 			if settled == nil {
 				settled = s.analyzer.Settle(q, in.TraceState)
 			}
-			s.analyzer.RememberClean(settled)
+			s.reportResolved(s.analyzer.RememberClean(settled))
 			s.tel.triaged(settled)
 			s.drop(pt, d, now, cause)
 			return
@@ -228,6 +228,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	}
 	s.tel.analysed(tr)
 	s.restAnalysed(pt, tr)
+	s.reportResolved(tr.Resolved)
 	d := restDecision(pt, s.policy.Decide(decision.Input{
 		TraceID:    pt.id,
 		Signals:    signalsOf(tr.Signals),
@@ -235,6 +236,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		TraceState: rootTraceState(tr.Tree),
 	}))
 	if !d.Keep {
+		s.holdSuspects(tr, d)
 		s.drop(pt, d, now, cause)
 		return
 	}
@@ -252,6 +254,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	if d.Stamp {
 		stampSpans(&pt.set, d.Threshold)
 	}
+	s.holdSuspects(tr, d)
 	if s.cache.Keep(pt.id, kd) {
 		s.tel.cacheEvicted(decisionKept)
 	}

@@ -25,7 +25,11 @@ const (
 	defaultCleanPercent      = 5
 	defaultKeepPercent       = 100
 	defaultRememberedResults = 100_000
-	defaultReadAsset         = "retrystorm.read.asset"
+	// defaultRecheckWindow covers a trace decided a whole decision_wait (30s) after the
+	// stale read that copied it, with room for a retried export.
+	defaultRecheckWindow = 2 * time.Minute
+	defaultHeldSuspects  = 10_000
+	defaultReadAsset     = "retrystorm.read.asset"
 )
 
 // NewFactory returns the factory of the retry_storm processor.
@@ -63,6 +67,8 @@ func createDefaultConfig() component.Config {
 				MaxDuration:       fd.StaleCache.MaxDuration,
 				RememberedResults: defaultRememberedResults,
 				MinAge:            fd.StaleCache.MinAge,
+				RecheckWindow:     defaultRecheckWindow,
+				HeldSuspects:      defaultHeldSuspects,
 			},
 		},
 		Completeness: CompletenessConfig{Required: []string{"tool_name"}},

@@ -7,8 +7,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
 // TestUnbackedCitationRecordOnKeptAnswer: the answer cites a table whose read failed, so
@@ -50,4 +53,51 @@ func TestUnbackedCitationRecordOnKeptAnswer(t *testing.T) {
 		ids[record.ID] = true
 	}
 	assert.Len(t, ids, 1, "one trace, one record id, however often it is processed")
+}
+
+// TestRecordsCarryNoPayloadInTheirFreeText: span names are scrubbed of payload values in
+// the trace, and so is what the records copied from them — a finding record's span_name and
+// every finding's detail, on the records and the finding events — while the ids and tool names the records join on stay.
+func TestRecordsCarryNoPayloadInTheirFreeText(t *testing.T) {
+	const secret = "tok_9f8e7d6c5b4a3921"
+	h := newHarness(t, testConfig(), nil)
+	id := traceID(78)
+	b := newSpanBuilder(id)
+	root := b.span("invoke_agent answer for "+secret, pcommon.SpanID{}, 0, 10_000, map[string]any{
+		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "checkout",
+		"retrystorm.answer.cited_assets": `["warehouse.refunds"]`,
+	})
+	read := b.tool(root.SpanID(), "read_table", "call-1", 100, true)
+	read.Attributes().PutStr("gen_ai.tool.call.arguments", `{"table":"warehouse.refunds","token":"`+secret+`"}`)
+	read.Attributes().PutStr("retrystorm.read.asset", "warehouse.refunds")
+	h.consume(b.td)
+	h.advance(2 * time.Second)
+
+	var storm stormrecord.Record
+	var finding stormrecord.FindingRecord
+	for _, s := range sinkSpans(h.sink)[id] {
+		assert.NotContains(t, s.Name(), secret, "span %s", s.Name())
+		for _, ev := range s.Events().All() {
+			if v, ok := ev.Attributes().Get(stormrecord.FindingDetail); ok {
+				assert.NotContains(t, v.Str(), secret, "the detail of a finding event")
+			}
+		}
+		if v, ok := s.Attributes().Get(stormrecord.AttrCallSummary); ok {
+			require.NoError(t, json.Unmarshal([]byte(v.Str()), &storm))
+		}
+		if v, ok := s.Attributes().Get(stormrecord.AttrFindingSummary); ok {
+			assert.NotContains(t, v.Str(), secret)
+			require.NoError(t, json.Unmarshal([]byte(v.Str()), &finding))
+		}
+	}
+	require.Len(t, finding.Findings, 1)
+	assert.Equal(t, "invoke_agent answer for [redacted]", finding.SpanName)
+	require.NotEmpty(t, storm.Findings, "the failed read under a green answer is an unrecovered_failure")
+	for _, f := range storm.Findings {
+		assert.NotContains(t, f.Detail, secret, f.Kind)
+	}
+	assert.Contains(t, storm.Findings[0].Detail, "[redacted]", "the detail quoted the answer span's name")
+	assert.Equal(t, "read_table", storm.ToolName)
+	assert.Equal(t, stormrecord.RecordID(id.String(), storm.CallKey), storm.ID)
+	assert.Positive(t, h.sum(metadata.MetricRedactions, attribute.String("where", "scrubbed")))
 }

@@ -104,11 +104,14 @@ func (p *retryStormProcessor) Start(_ context.Context, _ component.Host) error {
 			zap.Int("hashing.key.min_bytes", minKeyBytes))
 	}
 	var mem findings.ResultMemory
-	if n := p.cfg.Divergence.StaleCache.RememberedResults; n > 0 {
-		mem = stalecache.New(n)
+	var held *stalecache.Memory
+	if sc := p.cfg.Divergence.StaleCache; sc.RememberedResults > 0 {
+		held = stalecache.New(sc.RememberedResults)
+		held.HoldSuspects(stalecache.Holding{MinAge: sc.MinAge, Window: sc.RecheckWindow, Max: sc.HeldSuspects, Now: p.opts.now})
+		mem = held
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.shards = p.newShards(p.cfg.analysisConfig(key), mem)
+	p.shards = p.newShards(p.cfg.analysisConfig(key), mem, held)
 	if err := p.tel.b.RegisterBufferedCallback(p.buffered); err != nil {
 		p.cancel()
 		return fmt.Errorf("register retry_storm buffered gauges: %w", err)
@@ -122,7 +125,7 @@ func (p *retryStormProcessor) Start(_ context.Context, _ component.Host) error {
 	return nil
 }
 
-func (p *retryStormProcessor) newShards(ac analysis.Config, mem findings.ResultMemory) []*shard {
+func (p *retryStormProcessor) newShards(ac analysis.Config, mem findings.ResultMemory, held *stalecache.Memory) []*shard {
 	n := p.cfg.NumShards
 	if n == 0 {
 		n = runtime.GOMAXPROCS(0)
@@ -149,6 +152,7 @@ func (p *retryStormProcessor) newShards(ac analysis.Config, mem findings.ResultM
 			room:       p.room,
 			policy:     p.policy,
 			lateLog:    lateLog,
+			stale:      held,
 		}
 		shards[i].init()
 	}

@@ -1,7 +1,6 @@
 package retrystormprocessor
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
@@ -52,20 +50,6 @@ func lateSignalAttrs(cause, reason string) []attribute.KeyValue {
 	return []attribute.KeyValue{attribute.String("cause", cause), attribute.String("reason", reason)}
 }
 
-// summaries decodes the storm records the forwarded spans of id carry.
-func summaries(t *testing.T, spans []ptrace.Span) []stormrecord.Record {
-	t.Helper()
-	var out []stormrecord.Record
-	for _, s := range spans {
-		if v, ok := s.Attributes().Get(stormrecord.AttrCallSummary); ok {
-			var r stormrecord.Record
-			require.NoError(t, json.Unmarshal([]byte(v.Str()), &r))
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // A trace past max_trace_bytes is decided at once, provisionally: its clean first part is
 // dropped, and the rest, which brings the storm, is held, analysed, kept and recorded as a
 // partial record, counted in late_signals and logged.
@@ -92,7 +76,7 @@ func TestTraceBytesDecisionIsProvisionalAndItsRestKeepsTheStorm(t *testing.T) {
 
 	got := sinkSpans(h.sink)[run.id]
 	require.Len(t, got, 3, "the rest of the trace is kept")
-	records := summaries(t, got)
+	records := allSummaries(t, got)
 	require.Len(t, records, 1)
 	assert.True(t, records[0].Storm)
 	assert.True(t, records[0].Partial, "the record says it covers part of the trace")
@@ -132,7 +116,7 @@ func TestMemoryPressureDecisionIsProvisional(t *testing.T) {
 	h.advance(30 * time.Second)
 	got := sinkSpans(h.sink)[run.id]
 	require.Len(t, got, 3, "the storm-bearing rest is kept")
-	records := summaries(t, got)
+	records := allSummaries(t, got)
 	require.Len(t, records, 1)
 	assert.True(t, records[0].Storm)
 	assert.True(t, records[0].Partial)
@@ -156,7 +140,7 @@ func TestRestOfAProvisionallyKeptTraceIsKeptAndAnalysed(t *testing.T) {
 	h.advance(cfg.RootGrace)
 	got := sinkSpans(h.sink)[run.id]
 	require.Len(t, got, 44)
-	records := summaries(t, got)
+	records := allSummaries(t, got)
 	require.Len(t, records, 1)
 	assert.True(t, records[0].Partial)
 	assert.Equal(t, 3, records[0].Attempts)

@@ -4,6 +4,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 )
 
@@ -28,6 +29,7 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 		s.redactor.ToolSpan(tr.Tree.Nodes[n].Span, &st)
 	}
 	s.redactSet(set, vals, &st)
+	st.Scrubbed += annotate.ScrubRecords(tr, vals.Scrub)
 	s.tel.redacted(st)
 	return vals
 }

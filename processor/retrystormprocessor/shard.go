@@ -18,6 +18,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -131,6 +132,11 @@ type shard struct {
 	out      ptrace.Traces
 	outSpans int64
 	writer   spanWriter
+	// stale holds stale-cache suspects across shards (nil: the check is off); late is the
+	// shard's batch of findings found after their trace was decided (stale.go).
+	stale      *stalecache.Memory
+	late       lateBatch
+	lastExpire time.Time
 
 	in   chan shardInput
 	done chan struct{}
@@ -218,6 +224,7 @@ func (s *shard) step(pieces []piece, arrived time.Time) {
 		}
 	}
 	s.decideDue(now)
+	s.expireSuspects(now)
 	s.age(now)
 	s.flush()
 	s.publish()
@@ -421,6 +428,7 @@ func (s *shard) enqueue(set *spanSet) {
 // flush forwards the outgoing batch. A slow next consumer holds the shard (and, through its
 // input channel, ConsumeTraces): that is the processor's backpressure.
 func (s *shard) flush() {
+	s.flushLate()
 	if s.outSpans == 0 {
 		return
 	}

@@ -66,6 +66,8 @@ type telemetry struct {
 	signals  map[[2]string]metric.AddOption
 	dropped  map[string]metric.AddOption
 	where    map[string]metric.AddOption
+	suspect  map[string]metric.AddOption
+	lateFind map[string]metric.AddOption
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
@@ -83,6 +85,8 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		signals:  map[[2]string]metric.AddOption{},
 		dropped:  attrOptions("cause", dropSampledOut, dropLate, dropNextConsumerError, dropShutdown, dropUnpackError),
 		where:    attrOptions("where", redactedWhere...),
+		suspect:  attrOptions("outcome", suspectHeld, suspectResolved, suspectExpired, suspectEvicted),
+		lateFind: attrOptions("outcome", lateForwarded, lateTraceDropped, lateNextConsumerError, lateShutdown),
 	}
 	for _, d := range []string{decisionKept, decisionDropped} {
 		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
@@ -153,6 +157,21 @@ func (t *telemetry) redacted(st redact.Stats) {
 	t.add(c, int64(st.Scrubbed), t.where[redactedScrubbed])
 	t.add(c, int64(st.Unparseable), t.where[redactedUnparseable])
 	t.add(c, int64(st.Configured), t.where[redactedConfigured])
+}
+
+// suspects counts stale-cache suspects by outcome (stale.go).
+func (t *telemetry) suspects(outcome string, n int) {
+	t.add(t.b.ProcessorRetryStormStaleSuspects, int64(n), t.suspect[outcome])
+}
+
+// lateFindings counts findings found after their trace was decided, by outcome.
+func (t *telemetry) lateFindings(outcome string, n int64) {
+	t.add(t.b.ProcessorRetryStormLateFindings, n, t.lateFind[outcome])
+}
+
+// finding counts one finding found outside an analysis (a late one).
+func (t *telemetry) finding(kind string) {
+	t.add(t.b.ProcessorRetryStormFindings, 1, t.findings[kind])
 }
 
 func (t *telemetry) remapped(n int) { t.add(t.b.ProcessorRetryStormStatusRemapped, int64(n), nil) }

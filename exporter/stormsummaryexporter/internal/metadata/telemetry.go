@@ -11,11 +11,12 @@ import (
 const (
 	MetricRecordsWritten      = "otelcol_exporter_storm_summary_records_written"
 	MetricRecordsDeduplicated = "otelcol_exporter_storm_summary_records_deduplicated"
+	MetricRecordsSuperseding  = "otelcol_exporter_storm_summary_records_superseding"
 	MetricRecordsMalformed    = "otelcol_exporter_storm_summary_records_malformed"
 	MetricWriteErrors         = "otelcol_exporter_storm_summary_write_errors"
 )
 
-// AttrSchema is the attribute of records_written and records_deduplicated naming the
+// AttrSchema is the attribute of records_written, records_superseding and records_deduplicated naming the
 // record's schema (stormrecord.Schema or stormrecord.FindingSchema).
 const AttrSchema = "schema"
 
@@ -28,6 +29,7 @@ func Meter(settings component.TelemetrySettings) metric.Meter {
 type TelemetryBuilder struct {
 	ExporterStormSummaryRecordsWritten      metric.Int64Counter
 	ExporterStormSummaryRecordsDeduplicated metric.Int64Counter
+	ExporterStormSummaryRecordsSuperseding  metric.Int64Counter
 	ExporterStormSummaryRecordsMalformed    metric.Int64Counter
 	ExporterStormSummaryWriteErrors         metric.Int64Counter
 }
@@ -46,6 +48,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 	builder.ExporterStormSummaryRecordsDeduplicated, err = meter.Int64Counter(
 		MetricRecordsDeduplicated,
 		metric.WithDescription("Summary records not written because their id was already written, by schema. [Development]"),
+		metric.WithUnit("{record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterStormSummaryRecordsSuperseding, err = meter.Int64Counter(
+		MetricRecordsSuperseding,
+		metric.WithDescription("Summary records written for an id already written because they are more complete (a later part of a trace, a later revision), by schema; also counted in records_written. [Development]"),
 		metric.WithUnit("{record}"),
 	)
 	errs = errors.Join(errs, err)

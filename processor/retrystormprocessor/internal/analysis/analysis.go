@@ -11,6 +11,7 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -59,8 +60,19 @@ type Unit struct {
 	Layers     stormrecord.Layers
 	StatusFlip bool
 	Findings   []findings.Finding
+	// Suspects are the unit's stale-cache suspects not resolved at analysis.
+	Suspects   []findings.Suspect
 	Incomplete int
 	// Record is the summary, set for storms, failed calls and calls with findings.
+	Record *stormrecord.Record
+}
+
+// Suspect is a stale-cache suspect of the trace (findings.Suspect) with its unit and the
+// record a finding found later revises: the unit's Record, or, for a call that needs none
+// without the finding, one built for it.
+type Suspect struct {
+	findings.Suspect
+	Unit   *Unit
 	Record *stormrecord.Record
 }
 
@@ -74,7 +86,12 @@ type Trace struct {
 	// FindingRecords holds the records of the trace-level findings, one per span they
 	// concern; call-level findings are in their unit's Record.
 	FindingRecords []SpanFindings
-	Signals        Signals
+	// Suspects are the stale-cache suspects no earlier sighting resolved at analysis.
+	Suspects []Suspect
+	// Resolved are other traces' held suspects this trace's results resolved: findings
+	// about traces decided before it.
+	Resolved []stalecache.Match
+	Signals  Signals
 	// Tools are the tool names the trace touched.
 	Tools []string
 	// ToolSpans are the tree nodes of every recognised tool span: attempts, logical spans
@@ -146,7 +163,7 @@ func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 	}
 	if an.mem != nil {
 		for _, gu := range units {
-			findings.RememberResults(gu, an.mem, out.TraceID)
+			out.Resolved = append(out.Resolved, findings.RememberResults(gu, an.mem, out.TraceID)...)
 		}
 	}
 	traceLevel := findings.UnbackedCitations(&an.cfg.Findings, t, reads)
@@ -156,6 +173,13 @@ func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 	for _, u := range out.Units {
 		if u.Storm || u.Last().Status.String() != "ok" || len(u.Findings) > 0 {
 			u.Record = buildRecord(out.TraceID, u)
+		}
+		for _, s := range u.Suspects {
+			rec := u.Record
+			if rec == nil {
+				rec = buildRecord(out.TraceID, u)
+			}
+			out.Suspects = append(out.Suspects, Suspect{Suspect: s, Unit: u, Record: rec})
 		}
 	}
 	return out
@@ -260,6 +284,11 @@ func (an *Analyzer) signals(out *Trace) {
 		} else {
 			s.Divergence = true
 		}
+	}
+	// A suspect may become a finding once the trace it copied is decided, after this one:
+	// the trace is sampled as if it had the finding, so a finding found later finds it kept.
+	for _, u := range out.Units {
+		s.Divergence = s.Divergence || len(u.Suspects) > 0
 	}
 	for i := range out.Tree.Nodes {
 		if spanError(&out.Tree.Nodes[i]) {

@@ -40,6 +40,7 @@ func (an *Analyzer) findingRecord(t *grouping.Tree, traceID pcommon.TraceID, spa
 	traceHex, spanHex := traceID.String(), span.SpanID().String()
 	r := &stormrecord.FindingRecord{
 		Schema:   stormrecord.FindingSchema,
+		Revision: 1,
 		ID:       stormrecord.FindingRecordID(traceHex, spanHex),
 		Time:     spanTime(span),
 		TraceID:  traceHex,

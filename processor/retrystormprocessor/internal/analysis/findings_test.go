@@ -82,6 +82,44 @@ func TestStaleCacheSuspect(t *testing.T) {
 	assert.NotContains(t, allKinds(New(DefaultConfig(), fresh).Analyze(b.td)), "stale_cache_suspect", "near miss: result never seen before")
 }
 
+// TestStaleSuspectAnalysedBeforeItsOriginal: analysed first, the stale read is a suspect
+// (with its call's record, and the trace sampled for a divergence); held, it is resolved
+// by the analysis of the trace it copied, which returns the match. A live-speed retry is
+// no suspect.
+func TestStaleSuspectAnalysedBeforeItsOriginal(t *testing.T) {
+	mem := stalecache.New(100)
+	mem.HoldSuspects(stalecache.Holding{MinAge: time.Minute, Window: time.Minute, Max: 10, Now: time.Now})
+	an := New(DefaultConfig(), mem)
+	result := attr("gen_ai.tool.call.result", `{"fresh":"2026-11-28"}`)
+	stale := func(traceByte byte, fastMS int64) *Trace {
+		b := newTrace(traceByte)
+		b.base = b.base.Add(2 * time.Minute)
+		root := b.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
+		b.span("execute_tool freshness", root, 10, 410, genaiTool("freshness", "c1", `{"t":"gold"}`, status(ptrace.StatusCodeError, "timeout"))...)
+		b.span("execute_tool freshness", root, 420, 420+fastMS, genaiTool("freshness", "c1", `{"t":"gold"}`, result)...)
+		return an.Analyze(b.td)
+	}
+	assert.Empty(t, stale(14, 300).Suspects, "a live-speed retry")
+	tr := stale(13, 1)
+	assert.NotContains(t, allKinds(tr), "stale_cache_suspect")
+	require.Len(t, tr.Suspects, 1)
+	s := tr.Suspects[0]
+	require.NotNil(t, s.Record)
+	assert.Equal(t, s.Unit.Record, s.Record, "the call's own record, which its finding will revise")
+	assert.Equal(t, 2, s.Order)
+	assert.True(t, tr.Signals.Divergence, "sampled as if it had the finding")
+	require.True(t, mem.Hold(stalecache.Suspect{Print: s.Print, Start: s.Start, Trace: tr.TraceID, Report: "stale"}).Held)
+
+	warm := newTrace(12)
+	wroot := warm.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
+	warm.span("execute_tool freshness", wroot, 10, 400, genaiTool("freshness", "w1", `{"t":"gold"}`, result)...)
+	orig := an.Analyze(warm.td)
+	require.Len(t, orig.Resolved, 1, "the original's result resolves the held suspect")
+	assert.Equal(t, "stale", orig.Resolved[0].Suspect.Report)
+	assert.Equal(t, orig.TraceID, orig.Resolved[0].FirstTrace)
+	assert.Contains(t, s.Detail(orig.Resolved[0].First, orig.Resolved[0].FirstTrace), "attempt 2 returned in 1ms after a failure")
+}
+
 func TestDuplicateSideEffect(t *testing.T) {
 	build := func(secondKey string) *Trace {
 		b := newTrace(17)

@@ -20,6 +20,7 @@ func buildRecord(traceID pcommon.TraceID, u *Unit) *stormrecord.Record {
 	traceHex := traceID.String()
 	r := &stormrecord.Record{
 		Schema:             stormrecord.Schema,
+		Revision:           1,
 		ID:                 stormrecord.RecordID(traceHex, u.Key()),
 		TraceID:            traceHex,
 		CallKey:            u.Key(),

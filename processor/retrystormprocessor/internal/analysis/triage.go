@@ -10,6 +10,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -439,12 +440,14 @@ func (an *Analyzer) Settle(q *Quick, traceState string) *Settled {
 
 // RememberClean records the ok results of a settled trace in the stale-cache memory, as
 // Analyze would have: a trace dropped without analysis is still an earlier trace for the
-// stale-cache check.
-func (an *Analyzer) RememberClean(st *Settled) {
+// stale-cache check. It returns the held suspects of other traces they resolve.
+func (an *Analyzer) RememberClean(st *Settled) []stalecache.Match {
 	if an.mem == nil {
-		return
+		return nil
 	}
+	var out []stalecache.Match
 	for _, r := range st.results {
-		an.mem.Remember(r.print, r.at, st.TraceID)
+		out = append(out, an.mem.Remember(r.print, r.at, st.TraceID)...)
 	}
+	return out
 }

@@ -4,8 +4,6 @@
 package annotate // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
 
 import (
-	"encoding/json"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -50,9 +48,7 @@ func Apply(tr *analysis.Trace, opts Options) Stats {
 		}
 	}
 	for _, sf := range tr.FindingRecords {
-		if b, err := json.Marshal(sf.Record); err == nil {
-			sf.Span.Attributes().PutStr(stormrecord.AttrFindingSummary, string(b))
-		}
+		putRecord(sf.Span, stormrecord.AttrFindingSummary, sf.Record)
 	}
 	annotateRoots(tr, opts.Reason)
 	return st
@@ -84,9 +80,7 @@ func annotateUnit(u *analysis.Unit, opts Options) int {
 		}
 	}
 	if u.Record != nil {
-		if b, err := json.Marshal(u.Record); err == nil {
-			u.Last().Span.Attributes().PutStr(stormrecord.AttrCallSummary, string(b))
-		}
+		putRecord(u.Last().Span, stormrecord.AttrCallSummary, u.Record)
 	}
 	return remapped
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -46,8 +47,30 @@ type ResultMemory interface {
 	// Recall returns when, and in which trace, a result was first seen, by the 64-bit
 	// fingerprint of its canonical form (toolspan.Attempt.ResultPrint).
 	Recall(print uint64) (first pcommon.Timestamp, trace pcommon.TraceID, ok bool)
-	// Remember records a sighting; an earlier first sighting is kept.
-	Remember(print uint64, at pcommon.Timestamp, trace pcommon.TraceID)
+	// Remember records a sighting; an earlier first sighting is kept. It returns the
+	// suspects of traces decided earlier that the sighting resolves (stalecache.Hold).
+	Remember(print uint64, at pcommon.Timestamp, trace pcommon.TraceID) []stalecache.Match
+}
+
+// Suspect is an attempt that looks like a stale read — ok right after a failure, far
+// faster than its siblings — whose result no other trace has shown min_age earlier yet:
+// the trace it was copied from may not be decided yet. The processor holds it for a
+// recheck (stalecache.Hold).
+type Suspect struct {
+	Span    ptrace.Span
+	CallKey string
+	Order   int
+	// Duration is the attempt's, in nanoseconds.
+	Duration int64
+	Print    uint64
+	Start    pcommon.Timestamp
+}
+
+// Detail is the detail of the stale_cache_suspect finding the suspect is once the result
+// is known to have been seen first at first, in trace.
+func (s *Suspect) Detail(first pcommon.Timestamp, trace pcommon.TraceID) string {
+	return fmt.Sprintf("attempt %d returned in %s after a failure with a result first seen %s earlier in trace %s",
+		s.Order, time.Duration(s.Duration), time.Duration(int64(s.Start)-int64(first)).Round(time.Second), trace)
 }
 
 // StaleCacheConfig bounds what counts as "far faster than its siblings" and "seen before".
@@ -71,9 +94,9 @@ type Config struct {
 const DefaultCarried = toolspan.FieldAttempt | toolspan.FieldArgsHash | toolspan.FieldIdemHash |
 	toolspan.FieldRunID | toolspan.FieldStatus | toolspan.FieldTokensIn | toolspan.FieldTokensOut
 
-// Unit checks one record unit and returns its findings and the number of incomplete
-// attempts. mem may be nil (no stale-cache check).
-func Unit(cfg *Config, t *grouping.Tree, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, int) {
+// Unit checks one record unit and returns its findings, its stale-cache suspects not
+// resolved yet and the number of incomplete attempts. mem may be nil (no stale-cache check).
+func Unit(cfg *Config, t *grouping.Tree, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, []Suspect, int) {
 	var out []Finding
 	key := u.Key()
 	add := func(kind string, span ptrace.Span, detail string) {
@@ -96,14 +119,17 @@ func Unit(cfg *Config, t *grouping.Tree, u *grouping.Unit, mem ResultMemory, tra
 	if detail, span, ok := drift(u); ok {
 		add(ResultDrift, span, detail)
 	}
+	var suspects []Suspect
 	if mem != nil {
-		out = append(out, staleCache(cfg, u, mem, traceID)...)
+		var stale []Finding
+		stale, suspects = staleCache(cfg, u, mem, traceID)
+		out = append(out, stale...)
 	}
 	incomplete, detail := incompleteAttempts(cfg, u)
 	if incomplete > 0 {
 		add(IncompleteRecord, u.Last().Span, detail)
 	}
-	return out, incomplete
+	return out, suspects, incomplete
 }
 
 // unrecovered: the unit's last attempt failed and its agent span (or the root) ended
@@ -148,10 +174,13 @@ func drift(u *grouping.Unit) (string, ptrace.Span, bool) {
 }
 
 // staleCache: an ok attempt right after a failure that returned far faster than its
-// siblings, with a result first seen at least min_age earlier in another trace.
-func staleCache(cfg *Config, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) []Finding {
+// siblings, with a result first seen at least min_age earlier in another trace. Such an
+// attempt whose result has not been seen so yet is a suspect: the earlier trace may be
+// decided after this one.
+func staleCache(cfg *Config, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, []Suspect) {
 	attempts := u.Attempts()
 	var out []Finding
+	var suspects []Suspect
 	for i, a := range attempts {
 		if i == 0 || a.Status != outcome.OK || a.ResultHash == "" || !attempts[i-1].Status.Failed() {
 			continue
@@ -160,17 +189,15 @@ func staleCache(cfg *Config, u *grouping.Unit, mem ResultMemory, traceID pcommon
 		if others == 0 || float64(dur) > cfg.StaleCache.MaxDurationRatio*others || dur > cfg.StaleCache.MaxDuration.Nanoseconds() {
 			continue
 		}
+		s := Suspect{Span: a.Span, CallKey: u.Key(), Order: a.Order, Duration: dur, Print: a.ResultPrint, Start: a.Start}
 		firstSeen, trace, ok := mem.Recall(a.ResultPrint)
 		if !ok || trace == traceID || int64(a.Start)-int64(firstSeen) < cfg.StaleCache.MinAge.Nanoseconds() {
+			suspects = append(suspects, s)
 			continue
 		}
-		out = append(out, Finding{
-			Kind: StaleCacheSuspect, Span: a.Span, CallKey: u.Key(),
-			Detail: fmt.Sprintf("attempt %d returned in %s after a failure with a result first seen %s earlier in trace %s",
-				a.Order, time.Duration(dur), time.Duration(int64(a.Start)-int64(firstSeen)).Round(time.Second), trace),
-		})
+		out = append(out, Finding{Kind: StaleCacheSuspect, Span: a.Span, CallKey: u.Key(), Detail: s.Detail(firstSeen, trace)})
 	}
-	return out
+	return out, suspects
 }
 
 func siblingMean(attempts []*grouping.Attempt, skip int) float64 {
@@ -189,13 +216,15 @@ func siblingMean(attempts []*grouping.Attempt, skip int) float64 {
 }
 
 // RememberResults records the unit's ok results after the unit was checked, so an
-// attempt never matches its own trace.
-func RememberResults(u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) {
+// attempt never matches its own trace, and returns the held suspects they resolve.
+func RememberResults(u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) []stalecache.Match {
+	var out []stalecache.Match
 	for _, a := range u.Attempts() {
 		if a.Status == outcome.OK && a.ResultHash != "" {
-			mem.Remember(a.ResultPrint, a.Start, traceID)
+			out = append(out, mem.Remember(a.ResultPrint, a.Start, traceID)...)
 		}
 	}
+	return out
 }
 
 // incompleteAttempts counts attempts missing a required field, or a field that other

@@ -32,14 +32,11 @@ const stripes = 16
 
 // Memory remembers the first sighting of about size result fingerprints in a fixed table
 // of four-way buckets: one lookup is one bucket, and remembering allocates nothing. When
-// a bucket is full, its least recently used fingerprint is forgotten. It is safe for
-// concurrent use by the processor's shards.
+// a bucket is full, its least recently used fingerprint is forgotten. With HoldSuspects it
+// also holds suspects (hold.go). It is safe for concurrent use by the processor's shards.
 type Memory struct {
-	stripe [stripes]struct {
-		mu      sync.Mutex
-		buckets []bucket
-		_       [64 - 32]byte // one stripe per 64-byte cache line
-	}
+	stripe [stripes]stripe
+	hold   Holding
 }
 
 // New returns a Memory of size fingerprints, rounded up to whole buckets in every stripe.
@@ -55,6 +52,19 @@ func New(size int) *Memory {
 // locate returns the stripe and bucket of print, and print as stored (0 marks an empty
 // entry, so a fingerprint of 0 is stored as 1: they then count as one result).
 func (m *Memory) locate(print uint64) (*sync.Mutex, *bucket, uint64) {
+	st, b, p := m.locateStripe(print)
+	return &st.mu, b, p
+}
+
+// stripe is one lock's share of the memory: one stripe per 64-byte cache line.
+type stripe struct {
+	mu      sync.Mutex
+	buckets []bucket
+	held    *heldTable // nil until HoldSuspects
+	_       [64 - 40]byte
+}
+
+func (m *Memory) locateStripe(print uint64) (*stripe, *bucket, uint64) {
 	if print == 0 {
 		print = 1
 	}
@@ -62,7 +72,7 @@ func (m *Memory) locate(print uint64) (*sync.Mutex, *bucket, uint64) {
 	// of it (multiplied into range, which needs no power of two).
 	st := &m.stripe[print>>60]
 	i, _ := bits.Mul64(print<<4, uint64(len(st.buckets)))
-	return &st.mu, &st.buckets[i], print
+	return st, &st.buckets[i], print
 }
 
 // find returns the index of print in b, moved to the front as most recently used, or -1.
@@ -94,19 +104,24 @@ func (m *Memory) Recall(print uint64) (pcommon.Timestamp, pcommon.TraceID, bool)
 	return b[0].at, b[0].trace, true
 }
 
-// Remember records a sighting, keeping the earliest one.
-func (m *Memory) Remember(print uint64, at pcommon.Timestamp, trace pcommon.TraceID) {
-	mu, b, p := m.locate(print)
-	mu.Lock()
-	defer mu.Unlock()
+// Remember records a sighting, keeping the earliest one, and returns the held suspects it
+// resolves (hold.go), which it no longer holds.
+func (m *Memory) Remember(print uint64, at pcommon.Timestamp, trace pcommon.TraceID) []Match {
+	st, b, p := m.locateStripe(print)
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if b.find(p) == 0 {
 		if at < b[0].at {
 			b[0].at, b[0].trace = at, trace
 		}
-		return
+	} else {
+		copy(b[1:], b[:ways-1]) // the last, empty or least recently used, falls out
+		b[0] = entry{print: p, at: at, trace: trace}
 	}
-	copy(b[1:], b[:ways-1]) // the last, empty or least recently used, falls out
-	b[0] = entry{print: p, at: at, trace: trace}
+	if st.held == nil {
+		return nil
+	}
+	return st.held.resolve(p, at, trace, m.hold.MinAge.Nanoseconds(), m.hold.Now().UnixNano())
 }
 
 // Len is the number of fingerprints held.

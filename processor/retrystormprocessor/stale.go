@@ -1,0 +1,226 @@
+package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
+)
+
+// A stale read decided before the trace it copied is found when that trace's results are
+// remembered, by whichever shard decides it: the suspect was held in the shared memory
+// with a heldReport, and that shard sends the finding on a span of its own
+// (lateFindingSpan) carrying the next revision of the call's record.
+
+// lateFindingSpan names the span that carries a finding found after its trace was decided.
+const lateFindingSpan = "retrystorm.late_finding"
+
+// Outcomes of a held suspect (stale_cache_suspects) and of a late finding (late_findings).
+const (
+	suspectHeld     = "held"
+	suspectResolved = "resolved"
+	suspectExpired  = "expired"
+	suspectEvicted  = "evicted"
+
+	lateForwarded         = "forwarded"
+	lateTraceDropped      = "trace_dropped"
+	lateNextConsumerError = "next_consumer_error"
+	lateShutdown          = "shutdown"
+)
+
+// heldReport is what reporting a held suspect takes once the trace it copied is decided.
+// It references nothing of the trace's spans, which have been forwarded by then.
+type heldReport struct {
+	suspect findings.Suspect // its Span is cleared
+	trace   pcommon.TraceID
+	attempt pcommon.SpanID
+	end     pcommon.Timestamp
+	kept    bool
+	stamp   bool
+	th      sampling.Threshold
+	call    *revisedRecord // nil when the trace was dropped
+}
+
+// revisedRecord is the record of a call whose suspects are held: each finding found later
+// makes the next revision, holding every finding so far. A call's suspects can be
+// resolved on two shards at once, hence the lock (held only to append and encode).
+type revisedRecord struct {
+	mu     sync.Mutex
+	record stormrecord.Record
+}
+
+func (r *revisedRecord) revise(f stormrecord.Finding) ([]byte, int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.record.Findings = append(r.record.Findings, f)
+	r.record.Revision++
+	b, err := json.Marshal(&r.record)
+	return b, r.record.Revision, err
+}
+
+// holdSuspects holds the trace's stale-cache suspects once it is decided (and, kept, its
+// records annotated and scrubbed): a result remembered later resolves them. d is the
+// decision. A suspect a result remembered since the analysis already resolves is reported
+// at once, as one resolved later is.
+func (s *shard) holdSuspects(tr *analysis.Trace, d decision.Decision) {
+	if s.stale == nil || len(tr.Suspects) == 0 {
+		return
+	}
+	calls := map[*stormrecord.Record]*revisedRecord{}
+	for i := range tr.Suspects {
+		sus := &tr.Suspects[i]
+		r := &heldReport{
+			suspect: sus.Suspect, trace: tr.TraceID, attempt: sus.Span.SpanID(), end: sus.Span.EndTimestamp(),
+			kept: d.Keep, stamp: d.Stamp, th: d.Threshold,
+		}
+		r.suspect.Span = ptrace.Span{}
+		if d.Keep {
+			if r.call = calls[sus.Record]; r.call == nil {
+				r.call = &revisedRecord{record: copyRecord(sus.Record)}
+				calls[sus.Record] = r.call
+			}
+		}
+		h := s.stale.Hold(stalecache.Suspect{Print: sus.Print, Start: sus.Start, Trace: tr.TraceID, Report: r})
+		s.tel.suspects(suspectExpired, h.Expired)
+		s.tel.suspects(suspectEvicted, h.Evicted)
+		if h.Held {
+			s.tel.suspects(suspectHeld, 1)
+		}
+		if h.Matched {
+			s.reportResolved([]stalecache.Match{h.Match})
+		}
+	}
+}
+
+// copyRecord copies what a revision changes, so the held record shares no list with the
+// one annotated on the forwarded span.
+func copyRecord(r *stormrecord.Record) stormrecord.Record {
+	c := *r
+	c.Findings = append([]stormrecord.Finding(nil), r.Findings...)
+	return c
+}
+
+// reportResolved reports the findings about traces decided before, resolved by results
+// just remembered: on a late-finding span for a kept trace, as a known miss for a dropped
+// one.
+func (s *shard) reportResolved(matches []stalecache.Match) {
+	for _, m := range matches {
+		r, ok := m.Suspect.Report.(*heldReport)
+		if !ok {
+			continue
+		}
+		s.tel.suspects(suspectResolved, 1)
+		s.tel.finding(findings.StaleCacheSuspect)
+		if !r.kept {
+			s.tel.lateFindings(lateTraceDropped, 1)
+			continue
+		}
+		f := stormrecord.Finding{Kind: findings.StaleCacheSuspect, Detail: r.suspect.Detail(m.First, m.FirstTrace)}
+		b, revision, err := r.call.revise(f)
+		if err != nil {
+			s.logger.Debug("encode a revised call record", zap.Error(err))
+			s.tel.lateFindings(lateNextConsumerError, 1)
+			continue
+		}
+		s.late.add(r, f, string(b), revision)
+	}
+}
+
+// lateBatch is a shard's outgoing late-finding spans. They are not the trace's spans: they
+// count in late_findings, not in spans_forwarded.
+type lateBatch struct {
+	td    ptrace.Traces
+	spans int64
+}
+
+func (lb *lateBatch) add(r *heldReport, f stormrecord.Finding, summary string, revision int) {
+	if lb.spans == 0 {
+		lb.td = ptrace.NewTraces()
+	}
+	rs := lb.td.ResourceSpans().AppendEmpty()
+	if svc := r.call.record.ServiceName; svc != nil {
+		rs.Resource().Attributes().PutStr("service.name", *svc)
+	}
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(metadata.ScopeName)
+	span := ss.Spans().AppendEmpty()
+	span.SetTraceID(r.trace)
+	span.SetSpanID(lateSpanID(r.trace, r.attempt, revision))
+	span.SetParentSpanID(r.attempt)
+	span.SetName(lateFindingSpan)
+	span.SetStartTimestamp(r.end)
+	span.SetEndTimestamp(r.end)
+	if r.stamp {
+		if ts, err := decision.Stamp("", r.th); err == nil {
+			span.TraceState().FromRaw(ts)
+		}
+	}
+	attrs := span.Attributes()
+	attrs.PutStr(stormrecord.AttrCallKey, r.suspect.CallKey)
+	attrs.PutStr(stormrecord.AttrCallSummary, summary)
+	ev := span.Events().AppendEmpty()
+	ev.SetName(stormrecord.FindingEvent)
+	ev.SetTimestamp(r.end)
+	ev.Attributes().PutStr(stormrecord.FindingKind, f.Kind)
+	ev.Attributes().PutStr(stormrecord.FindingDetail, f.Detail)
+	ev.Attributes().PutStr(stormrecord.FindingCallKey, r.suspect.CallKey)
+	lb.spans++
+}
+
+// lateSpanID derives the late-finding span's id from the attempt it concerns and the
+// revision it carries, so the same finding sent again has the same span.
+func lateSpanID(trace pcommon.TraceID, attempt pcommon.SpanID, revision int) pcommon.SpanID {
+	sum := sha256.Sum256(append(append([]byte("late_finding\x00"), trace[:]...), append(attempt[:], byte(revision), byte(revision>>8))...))
+	var id pcommon.SpanID
+	copy(id[:], sum[:8])
+	return id
+}
+
+// expireEvery bounds how often a shard lets expired suspects go: each pass takes the
+// memory's 16 locks.
+const expireEvery = time.Second
+
+// expireSuspects lets go of the held suspects whose recheck window has passed and counts
+// them, at most once a second per shard.
+func (s *shard) expireSuspects(now time.Time) {
+	if s.stale == nil || now.Sub(s.lastExpire) < expireEvery {
+		return
+	}
+	s.lastExpire = now
+	s.tel.suspects(suspectExpired, s.stale.Expire())
+}
+
+// flushLate forwards the shard's late-finding spans.
+func (s *shard) flushLate() {
+	if s.late.spans == 0 {
+		return
+	}
+	td, n := s.late.td, s.late.spans
+	s.late = lateBatch{}
+	if s.ctx.Err() != nil {
+		s.tel.lateFindings(lateShutdown, n)
+		return
+	}
+	if err := s.next.ConsumeTraces(s.ctx, td); err != nil {
+		outcome := lateNextConsumerError
+		if s.ctx.Err() != nil {
+			outcome = lateShutdown
+		}
+		s.tel.lateFindings(outcome, n)
+		s.logger.Debug("next consumer refused late findings", zap.Int64("findings", n), zap.Error(err))
+		return
+	}
+	s.tel.lateFindings(lateForwarded, n)
+}

@@ -1,0 +1,179 @@
+package retrystormprocessor
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+)
+
+// staleTrace is a charge_card call whose first attempt failed and whose retry returned in
+// 2 ms, two minutes after the base: the {"ok":true} result of an earlier trace, cached.
+func staleTrace(id pcommon.TraceID) ptrace.Traces {
+	b := newSpanBuilder(id)
+	root := b.span("invoke_agent checkout", pcommon.SpanID{}, 120_000, 130_000, map[string]any{
+		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "checkout",
+	})
+	b.tool(root.SpanID(), "charge_card", "call-1", 120_100, true)
+	fast := b.tool(root.SpanID(), "charge_card", "call-1", 120_400, false)
+	fast.SetEndTimestamp(fast.StartTimestamp() + pcommon.Timestamp(2*time.Millisecond))
+	return b.td
+}
+
+// summaries returns the call summaries on the spans of one trace, by the span's name.
+func summaries(t *testing.T, spans []ptrace.Span) map[string][]stormrecord.Record {
+	t.Helper()
+	out := map[string][]stormrecord.Record{}
+	for _, s := range spans {
+		if v, ok := s.Attributes().Get(stormrecord.AttrCallSummary); ok {
+			var r stormrecord.Record
+			require.NoError(t, json.Unmarshal([]byte(v.Str()), &r))
+			out[s.Name()] = append(out[s.Name()], r)
+		}
+	}
+	return out
+}
+
+// allSummaries returns the call summaries on the spans of one trace, in span order.
+func allSummaries(t *testing.T, spans []ptrace.Span) []stormrecord.Record {
+	t.Helper()
+	var out []stormrecord.Record
+	for _, s := range spans {
+		for _, r := range summaries(t, []ptrace.Span{s})[s.Name()] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func kinds(r stormrecord.Record) []string {
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, f.Kind)
+	}
+	return out
+}
+
+// TestStaleReadDecidedBeforeItsOriginal: the stale trace is decided, kept and forwarded
+// before the trace whose result it copied arrives. When that trace is decided (dropped:
+// clean), its result resolves the held suspect, and the finding reaches the records on a
+// late-finding span: the call's record again, revision 2, with stale_cache_suspect. In
+// the other order the finding is on the record at the decision, and no late span is sent.
+func TestStaleReadDecidedBeforeItsOriginal(t *testing.T) {
+	for _, staleFirst := range []bool{true, false} {
+		name := map[bool]string{true: "stale read first", false: "original first"}[staleFirst]
+		t.Run(name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.NumShards = 8
+			cfg.Sampling.CleanPercent = 0
+			h := newHarness(t, cfg, nil)
+			stale, original := traceID(2), traceID(1)
+			if staleFirst {
+				h.consume(staleTrace(stale))
+				h.advance(2 * time.Second)
+				require.Contains(t, sinkSpans(h.sink), stale, "kept for its storm before the original arrived")
+				h.consume(chargeCardTrace(original, false))
+			} else {
+				h.consume(chargeCardTrace(original, false))
+				h.advance(2 * time.Second)
+				h.consume(staleTrace(stale))
+			}
+			h.advance(2 * time.Second)
+
+			got := summaries(t, sinkSpans(h.sink)[stale])
+			require.Len(t, got["execute_tool charge_card"], 1)
+			first := got["execute_tool charge_card"][0]
+			assert.Equal(t, 1, first.Revision)
+			assert.EqualValues(t, 1, h.sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
+			if !staleFirst {
+				assert.Contains(t, kinds(first), "stale_cache_suspect")
+				assert.Empty(t, got[lateFindingSpan])
+				assert.Zero(t, h.sum(metadata.MetricLateFindings))
+				h.conservation()
+				return
+			}
+			assert.NotContains(t, kinds(first), "stale_cache_suspect", "not known when the trace was decided")
+			require.Len(t, got[lateFindingSpan], 1, "the finding found later, on a span of its own")
+			late := got[lateFindingSpan][0]
+			assert.Equal(t, first.ID, late.ID, "the same call's record")
+			assert.Equal(t, 2, late.Revision)
+			assert.Equal(t, first.Attempts, late.Attempts)
+			assert.Equal(t, append(kinds(first), "stale_cache_suspect"), kinds(late))
+			assert.True(t, late.Completeness().Beats(first.Completeness()), "a reader takes the revision")
+			assert.Contains(t, late.Findings[len(late.Findings)-1].Detail, original.String())
+			for _, s := range sinkSpans(h.sink)[stale] {
+				if s.Name() == lateFindingSpan {
+					assert.Equal(t, first.AttemptSpanIDs[1], s.ParentSpanID().String(), "under the attempt it concerns")
+					assert.Equal(t, 1, s.Events().Len())
+				}
+			}
+			assert.EqualValues(t, 1, h.sum(metadata.MetricLateFindings, attribute.String("outcome", "forwarded")))
+			assert.EqualValues(t, 1, h.sum(metadata.MetricStaleSuspects, attribute.String("outcome", "held")))
+			assert.EqualValues(t, 1, h.sum(metadata.MetricStaleSuspects, attribute.String("outcome", "resolved")))
+			h.conservation()
+		})
+	}
+}
+
+// TestSuspectTraceIsSampledForTheFindingItMayGet: with only divergences kept, a trace
+// holding a suspect is kept (reason divergence) before its finding is known; the finding
+// found later then lands. With divergences dropped too, the late finding meets a dropped
+// trace: a miss, counted.
+func TestSuspectTraceIsSampledForTheFindingItMayGet(t *testing.T) {
+	for _, keepDivergence := range []float64{100, 0} {
+		cfg := testConfig()
+		cfg.Sampling.CleanPercent = 0
+		cfg.Sampling.KeepPercent.Storm, cfg.Sampling.KeepPercent.ToolError, cfg.Sampling.KeepPercent.SpanError = 0, 0, 0
+		cfg.Sampling.KeepPercent.Divergence = keepDivergence
+		h := newHarness(t, cfg, nil)
+		h.consume(staleTrace(traceID(2)))
+		h.advance(2 * time.Second)
+		h.consume(chargeCardTrace(traceID(1), false))
+		h.advance(2 * time.Second)
+		if keepDivergence == 100 {
+			assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("decision", "kept"), attribute.String("reason", "divergence")))
+			assert.Len(t, summaries(t, sinkSpans(h.sink)[traceID(2)])[lateFindingSpan], 1)
+			assert.EqualValues(t, 1, h.sum(metadata.MetricLateFindings, attribute.String("outcome", "forwarded")))
+		} else {
+			assert.NotContains(t, sinkSpans(h.sink), traceID(2))
+			assert.EqualValues(t, 1, h.sum(metadata.MetricLateFindings, attribute.String("outcome", "trace_dropped")))
+			assert.EqualValues(t, 1, h.sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")), "still a finding")
+		}
+		h.conservation()
+	}
+}
+
+// TestHeldSuspectExpires: the original arriving after recheck_window finds nothing held;
+// the suspect is counted as expired. With recheck_window 0 nothing is held.
+func TestHeldSuspectExpires(t *testing.T) {
+	cfg := testConfig()
+	cfg.Sampling.CleanPercent = 0
+	cfg.Divergence.StaleCache.RecheckWindow = 10 * time.Second
+	h := newHarness(t, cfg, nil)
+	h.consume(staleTrace(traceID(2)))
+	h.advance(2 * time.Second)
+	h.advance(10 * time.Second)
+	h.advance(2 * time.Second)
+	h.consume(chargeCardTrace(traceID(1), false))
+	h.advance(2 * time.Second)
+	assert.Empty(t, summaries(t, sinkSpans(h.sink)[traceID(2)])[lateFindingSpan])
+	assert.EqualValues(t, 1, h.sum(metadata.MetricStaleSuspects, attribute.String("outcome", "expired")))
+	assert.Zero(t, h.sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
+
+	cfg.Divergence.StaleCache.RecheckWindow = 0
+	h = newHarness(t, cfg, nil)
+	h.consume(staleTrace(traceID(2)))
+	h.advance(2 * time.Second)
+	h.consume(chargeCardTrace(traceID(1), false))
+	h.advance(2 * time.Second)
+	assert.Zero(t, h.sum(metadata.MetricStaleSuspects, attribute.String("outcome", "held")))
+	assert.Zero(t, h.sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
+}
