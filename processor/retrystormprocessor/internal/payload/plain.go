@@ -53,8 +53,3 @@ func notPlain(w uint64) uint64 {
 
 // zeroByte is non-zero when a byte of v is zero.
 func zeroByte(v uint64) uint64 { return (v - ones) &^ v & highs }
-
-// PlainEnd returns the index of the first byte of s at or after i that is not printable
-// ASCII other than the quote and the backslash, len(s) when there is none: where a JSON
-// string's fast run ends.
-func PlainEnd(s string, i int) int { return plainEnd(s, i) }

@@ -18,46 +18,7 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// stringEnd checks the string token at s[i] (no control characters, known escapes, four
-// hex digits after \u) and returns its end.
-func stringEnd(s string, i int) (int, bool) {
-	for i++; i < len(s); i++ {
-		if i = payload.PlainEnd(s, i); i == len(s) {
-			break
-		}
-		switch b := s[i]; {
-		case b == '"':
-			return i + 1, true
-		case b < 0x20:
-			return 0, false
-		case b == '\\':
-			if i+1 >= len(s) {
-				return 0, false
-			}
-			switch s[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
-			case 'u':
-				if i+6 > len(s) || !isHex4(s[i+2:i+6]) {
-					return 0, false
-				}
-				i += 5
-			default:
-				return 0, false
-			}
-		}
-	}
-	return 0, false
-}
-
-func isHex4(s string) bool {
-	for i := 0; i < 4; i++ {
-		if b := s[i]; !(b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F') {
-			return false
-		}
-	}
-	return true
-}
+func stringEnd(s string, i int) (int, bool) { return payload.StringEnd(s, i) }
 
 // scalarEnd checks the number or literal at s[i] and returns its end.
 func scalarEnd(s string, i int) (int, bool) {
@@ -69,44 +30,8 @@ func scalarEnd(s string, i int) (int, bool) {
 			return i + len(word), strings.HasPrefix(s[i:], word)
 		}
 	}
-	start := i
-	if s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digitsEnd(s, i)
-	default:
-		return 0, false
-	}
-	if i < len(s) && s[i] == '.' {
-		if j := digitsEnd(s, i+1); j > i+1 {
-			i = j
-		} else {
-			return 0, false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		j := digitsEnd(s, i)
-		if j == i {
-			return 0, false
-		}
-		i = j
-	}
-	return i, i > start
-}
-
-func digitsEnd(s string, i int) int {
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i
+	end := payload.NumberEnd(s, i)
+	return end, end > i
 }
 
 // valueEnd checks the value at s[i], to any depth, without recursion (a stack of one bit a
@@ -198,7 +123,7 @@ func containerEnd(s string, i int) (int, bool) {
 	for j := i; j < len(s); j++ {
 		switch s[j] {
 		case '"':
-			end, ok := quoteEnd(s, j)
+			end, ok := payload.QuoteEnd(s, j)
 			if !ok {
 				return 0, false
 			}
@@ -212,25 +137,6 @@ func containerEnd(s string, i int) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// quoteEnd returns the end of the string token at s[i]: past the first quote after it that
-// an even number of backslashes precedes.
-func quoteEnd(s string, i int) (int, bool) {
-	for j := i + 1; ; j++ {
-		k := strings.IndexByte(s[j:], '"')
-		if k < 0 {
-			return 0, false
-		}
-		j += k
-		escapes := 0
-		for p := j - 1; p > i && s[p] == '\\'; p-- {
-			escapes++
-		}
-		if escapes%2 == 0 {
-			return j + 1, true
-		}
-	}
 }
 
 // holdsContainer reports whether the checked string token tok holds, once decoded, text
@@ -327,18 +233,20 @@ func unquote(tok string) (string, bool) {
 }
 
 func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) || !isHex4(s[i:i+4]) {
+	if i+4 > len(s) {
 		return 0, false
 	}
 	var r rune
 	for _, c := range []byte(s[i : i+4]) {
 		switch {
-		case c <= '9':
+		case c >= '0' && c <= '9':
 			c -= '0'
-		case c >= 'a':
+		case c >= 'a' && c <= 'f':
 			c -= 'a' - 10
-		default:
+		case c >= 'A' && c <= 'F':
 			c -= 'A' - 10
+		default:
+			return 0, false
 		}
 		r = r<<4 | rune(c)
 	}

@@ -1,0 +1,14 @@
+package payload
+
+// The token readers of the canonicalizer's grammar, for packages that read JSON held in a
+// string without copying it (the redaction's scan). They only read s.
+
+// StringEnd checks the string token at s[i] (no control characters, known escapes, four
+// hex digits after \u) and returns its end.
+func StringEnd(s string, i int) (int, bool) { return validString(stringBytes(s), i) }
+
+// QuoteEnd returns the end of the string token at s[i], checking only its quotes.
+func QuoteEnd(s string, i int) (int, bool) { return skipString(stringBytes(s), i) }
+
+// NumberEnd returns the end of the number at s[i], or -1.
+func NumberEnd(s string, i int) int { return numberEnd(stringBytes(s), i) }
