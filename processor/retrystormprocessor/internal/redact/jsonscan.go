@@ -13,9 +13,10 @@ import (
 //
 // What an object is ("type", "role", a call id) may be said after the members it changes
 // the reading of: SDKs that sort keys write "arguments" before "type". Such a string member
-// waits for the object's end, then is read (its end is known, so it costs nothing more);
-// such a container member is read at once as what the object seems so far, and read again
-// only if the object turns out otherwise. A JSON document inside a JSON string (a tool
+// waits for the object's end, then is read (its end is known, so it costs nothing more), as
+// does a call's arguments or a response's result (found by its brackets alone: it is most
+// often a marker); another such container (a message's content or parts) is read at once
+// as what the object seems so far, and read again only if the object turns out otherwise. A JSON document inside a JSON string (a tool
 // call's arguments as OpenAI and Vercel send them) is decoded and scanned in turn, and
 // quoted again when it changed.
 
@@ -254,8 +255,14 @@ func (sc *scan) object(start int, parentKey string, inList bool, ctx context, de
 		switch {
 		case f.typed != partOther || !dependsOnPart(ctx, key, s, i, strEnd):
 			end, ok = sc.member(p, ctx, key, i, strEnd, depth)
-		case strEnd >= 0:
+		case strEnd >= 0 || roleOf(key)&argKey != 0 || roleOf(key)&resultKey != 0 && key != "content":
+			// A string's end is known. A call's arguments or a response's result is most
+			// often a marker once the object's type is read: it is found by its brackets
+			// alone and read once, then.
 			end, ok = strEnd, true
+			if strEnd < 0 {
+				end, ok = extentOf(s, i)
+			}
 			late = append(late, lateMember{key: key, from: i, to: end})
 		default:
 			m := lateMember{key: key, from: i, container: true, seen: p, editsFrom: len(sc.edits), replaced: sc.w.replaced}
@@ -388,4 +395,13 @@ func memoKey(parentKey string, ctx context, depth int, raw string) uint64 {
 	h.WriteByte(byte(depth))
 	h.WriteString(raw)
 	return h.Sum64()
+}
+
+// extentOf returns the end of the value at s[i]: a container's by its brackets alone (the
+// member is read whole later), a scalar's checked.
+func extentOf(s string, i int) (int, bool) {
+	if s[i] == '{' || s[i] == '[' {
+		return containerEnd(s, i)
+	}
+	return scalarEnd(s, i)
 }

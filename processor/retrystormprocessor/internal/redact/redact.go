@@ -278,6 +278,14 @@ func (r *Redactor) attributes(m pcommon.Map, idem bool, vals *Values, st *Stats)
 				deletes = append(deletes, at)
 				continue
 			}
+			if v.Type() == pcommon.ValueTypeStr && payload.LooksLikeJSONContainer(v.Str()) {
+				// A message structure still parses once scrubbed.
+				if out, n := scrubJSON(v.Str(), vals); n > 0 {
+					v.SetStr(out)
+					st.Scrubbed += n
+				}
+				continue
+			}
 		case r.isFlattened(k):
 			// Scrubbed once rewritten: a marker hashes the part as it was.
 			flattened = true

@@ -90,3 +90,60 @@ func (v *Values) matchAt(x *valueIndex, s string, i int) int {
 		}
 	}
 }
+
+// scrubJSON scrubs a JSON document of vals so that it still parses: an occurrence inside a
+// string token becomes Scrubbed (the whole token becomes "[redacted]" if the cut split an
+// escape), and a number token holding one becomes the string "[redacted]". Past a token
+// that does not parse, the rest is scrubbed as text.
+func scrubJSON(doc string, vals *Values) (string, int) {
+	if !vals.Holds(doc) {
+		return doc, 0
+	}
+	var b strings.Builder
+	done, n := 0, 0
+	replace := func(from, to int, text string) {
+		if b.Len() == 0 {
+			b.Grow(len(doc))
+		}
+		b.WriteString(doc[done:from])
+		b.WriteString(text)
+		done = to
+	}
+	const scrubbedToken = `"` + Scrubbed + `"`
+	for i := 0; i < len(doc); {
+		var end int
+		var ok bool
+		switch c := doc[i]; {
+		case c == '"':
+			if end, ok = stringEnd(doc, i); !ok {
+				break
+			}
+			if s, k := vals.Scrub(doc[i+1 : end-1]); k > 0 {
+				tok := `"` + s + `"`
+				if e, valid := stringEnd(tok, 0); !valid || e != len(tok) {
+					tok = scrubbedToken
+				}
+				replace(i, end, tok)
+				n += k
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			if end, ok = scalarEnd(doc, i); ok && vals.Holds(doc[i:end]) {
+				replace(i, end, scrubbedToken)
+				n++
+			}
+		default:
+			end, ok = i+1, true
+		}
+		if !ok {
+			rest, k := vals.Scrub(doc[i:])
+			replace(i, len(doc), rest)
+			return b.String(), n + k
+		}
+		i = end
+	}
+	if n == 0 {
+		return doc, 0
+	}
+	b.WriteString(doc[done:])
+	return b.String(), n
+}
