@@ -1,6 +1,7 @@
 // Command stormbench measures retry_storm side by side with tail_sampling and a floor on the
-// same agent traffic, in one process, and prints markdown tables followed by one
-// machine-readable ratio line per target. See BENCHMARKS.md.
+// same agent traffic, in one process (and retry_storm without redaction, to show what
+// redaction costs), and prints markdown tables followed by one machine-readable ratio line
+// per target. See BENCHMARKS.md.
 package main
 
 import (
