@@ -12,3 +12,19 @@ func QuoteEnd(s string, i int) (int, bool) { return skipString(stringBytes(s), i
 
 // NumberEnd returns the end of the number at s[i], or -1.
 func NumberEnd(s string, i int) int { return numberEnd(stringBytes(s), i) }
+
+// Unquote decodes the JSON string token tok as the canonicalizer reads strings (invalid
+// UTF-8 kept, an unpaired surrogate escape as U+FFFD, as encoding/json does); false when
+// tok is not one whole token. A token without escapes is sliced, not copied.
+func Unquote(tok string) (string, bool) {
+	if len(tok) < 2 || tok[0] != '"' {
+		return "", false
+	}
+	c := canonicalizer{src: stringBytes(tok)}
+	s, _, err := c.str()
+	if err != nil || c.pos != len(tok) {
+		return "", false
+	}
+	// s is a slice of tok, or of the arena this call alone holds: a view of it is safe.
+	return unsafeString(s), true
+}

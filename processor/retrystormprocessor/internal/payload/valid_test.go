@@ -2,6 +2,7 @@ package payload
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -114,5 +115,28 @@ func TestStringElementHoldingBrokenJSON(t *testing.T) {
 		got, ok := x.ValuePath(v, []string{"result"})
 		assert.True(t, ok)
 		assert.Equal(t, want, got)
+	}
+}
+
+// Unquote decodes as encoding/json does, and refuses what is not one whole string token.
+func TestUnquoteDecodesAsEncodingJSON(t *testing.T) {
+	for _, tok := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\ud83d\ude00"`, `"\ud800x"`, `"\udc00"`, "\"\xff\""} {
+		var want string
+		if err := json.Unmarshal([]byte(tok), &want); err != nil {
+			t.Fatalf("%s: %v", tok, err)
+		}
+		got, ok := Unquote(tok)
+		// encoding/json turns invalid UTF-8 into U+FFFD; the canonicalizer keeps the bytes.
+		if tok == "\"\xff\"" {
+			want = "\xff"
+		}
+		if !ok || got != want {
+			t.Errorf("Unquote(%s) = %q, %v; want %q", tok, got, ok, want)
+		}
+	}
+	for _, tok := range []string{``, `"`, `"a`, `"a"b`, `"\x"`, "\"\x01\"", `"\u12"`, `a"`} {
+		if got, ok := Unquote(tok); ok {
+			t.Errorf("Unquote(%q) = %q, accepted", tok, got)
+		}
 	}
 }

@@ -2,8 +2,6 @@ package redact
 
 import (
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
@@ -164,91 +162,5 @@ func holdsContainer(tok string) bool {
 	return false
 }
 
-// unquote decodes the checked string token tok. Tokens without escapes, the usual case,
-// are sliced. Escaped surrogates that do not pair decode to U+FFFD, as in encoding/json.
-func unquote(tok string) (string, bool) {
-	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
-		return "", false
-	}
-	body := tok[1 : len(tok)-1]
-	i := strings.IndexByte(body, '\\')
-	if i < 0 {
-		return body, true
-	}
-	b := make([]byte, 0, len(body))
-	b = append(b, body[:i]...)
-	for i < len(body) {
-		c := body[i]
-		if c != '\\' {
-			j := strings.IndexByte(body[i:], '\\')
-			if j < 0 {
-				j = len(body) - i
-			}
-			b = append(b, body[i:i+j]...)
-			i += j
-			continue
-		}
-		if i+1 >= len(body) {
-			return "", false
-		}
-		switch e := body[i+1]; e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r, ok := hex4(body, i+2)
-			if !ok {
-				return "", false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				r2, ok2 := rune(-1), false
-				if i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
-					r2, ok2 = hex4(body, i+2)
-				}
-				if d := utf16.DecodeRune(r, r2); ok2 && d != utf8.RuneError {
-					r = d
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			b = utf8.AppendRune(b, r)
-			continue
-		default:
-			return "", false
-		}
-		i += 2
-	}
-	return string(b), true
-}
-
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
+// unquote decodes the string token tok.
+func unquote(tok string) (string, bool) { return payload.Unquote(tok) }
