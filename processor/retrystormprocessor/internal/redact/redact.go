@@ -78,16 +78,15 @@ func (s *Stats) Add(o Stats) {
 // Redactor redacts the spans of one trace at a time. It holds a hasher and scratch space
 // and is not safe for concurrent use: make one per goroutine.
 type Redactor struct {
-	payloadKeys map[string]bool
+	payloadKeys payloadKeys
 	sources     []payloadSource
-	idemKeys    matcher
-	messages    matcher
-	flattened   []string
-	events      map[string]bool
-	deletes     matcher
-	minLen      int
-	rw          rewriter
-	col         collector
+	// kinds says which of the idempotency keys, message attributes and deletions a key is.
+	kinds     keyKinds
+	flattened []string
+	events    map[string]bool
+	minLen    int
+	rw        rewriter
+	col       collector
 	// deleteAt is scratch space: positions of the attributes of a map to delete.
 	deleteAt []int
 }
@@ -96,13 +95,11 @@ type Redactor struct {
 func New(cfg Config, key []byte) *Redactor {
 	minLen := max(cfg.MinValueLength, 2) // the scan reads two-byte blocks
 	return &Redactor{
-		payloadKeys: set(cfg.PayloadKeys...),
+		payloadKeys: newPayloadKeys(cfg.PayloadKeys),
 		sources:     parseSources(cfg.PayloadSources),
-		idemKeys:    newMatcher(cfg.IdempotencyKeys),
-		messages:    newMatcher(cfg.MessageAttributes),
+		kinds:       newKeyKinds(cfg.DeleteAttributes, cfg.IdempotencyKeys, cfg.MessageAttributes),
 		flattened:   cfg.FlattenedMessages,
 		events:      set(cfg.MessageEvents...),
-		deletes:     newMatcher(cfg.DeleteAttributes),
 		minLen:      minLen,
 		rw:          rewriter{hasher: payload.NewHasher(key), keepText: cfg.KeepPromptText},
 	}
@@ -124,7 +121,7 @@ type ValueBuilder struct{ r *Redactor }
 func (b ValueBuilder) Add(span ptrace.Span) {
 	r := b.r
 	for k, v := range span.Attributes().All() {
-		if !r.isPayloadKey(k) {
+		if !r.payloadKeys.has(k) {
 			continue
 		}
 		for _, src := range r.sources {
@@ -165,26 +162,12 @@ func (b ValueBuilder) Done() *Values {
 	return v
 }
 
-// isPayloadKey reports whether k is a payload attribute or a flattened form of one
-// (key.a.b: every prefix of k ending before a dot is looked up).
-func (r *Redactor) isPayloadKey(k string) bool {
-	if r.payloadKeys[k] {
-		return true
-	}
-	for i := len(k) - 1; i > 0; i-- {
-		if k[i] == '.' && r.payloadKeys[k[:i]] {
-			return true
-		}
-	}
-	return false
-}
-
 // ToolSpan deletes a tool span's payload attributes (every copy of a repeated key, and
 // flattened forms) and replaces the content of its message events, which is its own
 // payload, by a marker with its hash.
 func (r *Redactor) ToolSpan(span ptrace.Span, st *Stats) {
 	span.Attributes().RemoveIf(func(k string, _ pcommon.Value) bool {
-		if r.isPayloadKey(k) {
+		if r.payloadKeys.has(k) {
 			st.ToolSpan++
 			return true
 		}
@@ -263,16 +246,17 @@ func (r *Redactor) attributes(m pcommon.Map, idem bool, vals *Values, st *Stats)
 	at := -1
 	for k, v := range m.All() {
 		at++
+		kind := r.kinds.of(k)
 		switch {
-		case r.deletes.match(k):
+		case kind&kindDelete != 0:
 			st.Configured++
 			deletes = append(deletes, at)
 			continue
-		case idem && r.idemKeys.match(k):
+		case idem && kind&kindIdempotencyKey != 0:
 			st.IdempotencyKey++
 			deletes = append(deletes, at)
 			continue
-		case r.messages.match(k):
+		case kind&kindMessage != 0:
 			if !r.messageAttr(k, v) {
 				st.Unparseable++
 				deletes = append(deletes, at)
@@ -422,56 +406,6 @@ func scrubMapDepth(m pcommon.Map, vals *Values, depth int) int {
 		n += scrubValue(v, vals, depth)
 	}
 	return n
-}
-
-// matcher matches attribute keys exactly or by `*` globs.
-type matcher struct {
-	exact    map[string]bool
-	patterns [][]string // each pattern cut at its stars
-}
-
-func newMatcher(keys []string) matcher {
-	m := matcher{exact: map[string]bool{}}
-	for _, k := range keys {
-		if strings.Contains(k, "*") {
-			m.patterns = append(m.patterns, strings.Split(k, "*"))
-		} else {
-			m.exact[k] = true
-		}
-	}
-	return m
-}
-
-func (m *matcher) empty() bool { return len(m.exact) == 0 && len(m.patterns) == 0 }
-
-func (m *matcher) match(k string) bool {
-	if m.exact[k] {
-		return true
-	}
-	for _, p := range m.patterns {
-		if globMatch(p, k) {
-			return true
-		}
-	}
-	return false
-}
-
-// globMatch matches k against a pattern cut at its stars: the first piece is a prefix, the
-// last a suffix, the others appear in order between.
-func globMatch(pieces []string, k string) bool {
-	if !strings.HasPrefix(k, pieces[0]) {
-		return false
-	}
-	k = k[len(pieces[0]):]
-	last := pieces[len(pieces)-1]
-	for _, p := range pieces[1 : len(pieces)-1] {
-		i := strings.Index(k, p)
-		if i < 0 {
-			return false
-		}
-		k = k[i+len(p):]
-	}
-	return len(k) >= len(last) && strings.HasSuffix(k, last)
 }
 
 // DefaultConfig lists where the instrumentations in use copy tool payloads: OTel GenAI
