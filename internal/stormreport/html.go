@@ -65,8 +65,10 @@ type stormView struct {
 	Statuses, IdemHash, IdemFull  string
 	FailedTokens, Tokens, Effects string
 	StatusFlip                    bool
-	Findings                      []stormrecord.Finding
-	Timeline                      timelineView
+	// Partial: the record covers part of its trace (a provisional decision).
+	Partial  bool
+	Findings []stormrecord.Finding
+	Timeline timelineView
 }
 
 type otherView struct {
@@ -153,7 +155,7 @@ func classShares(r Report) []shareView {
 func newStormView(rank int, r *stormrecord.Record) stormView {
 	class := ClassName(r)
 	view := stormView{
-		Rank: rank, ID: r.ID, ToolName: r.ToolName, CallKey: r.CallKey, RunID: orDash(r.RunID),
+		Rank: rank, ID: r.ID, ToolName: r.ToolName, CallKey: r.CallKey, RunID: orDash(r.RunID), Partial: r.Partial,
 		Class: class, ClassTone: cmp.Or(classTone[class], "grey"), TraceURL: deref(r.TraceURL),
 		Time: r.Time, Duration: FormatDuration(r.MS), Attempts: r.Attempts, UniqueArgs: r.UniqueArgs,
 		Layers:       fmt.Sprintf("transport %d · executor %d · agent %d", r.Layers.Transport, r.Layers.Executor, r.Layers.Agent),

@@ -118,3 +118,24 @@ func TestPageWithoutStorms(t *testing.T) {
 	page := renderPage(t, nil, 20)
 	assert.Contains(t, page, "No storms in these files.")
 }
+
+// A record of part of a trace (a provisional decision) says so on its storm's card, and
+// only there.
+func TestPageMarksPartialRecords(t *testing.T) {
+	records := pageRecords()
+	records[1].Partial = true
+	doc, err := html.Parse(strings.NewReader(renderPage(t, records, 20)))
+	require.NoError(t, err)
+	var marked []string
+	for node := range doc.Descendants() {
+		if attr(node, "data-role") != "storm-timeline" {
+			continue
+		}
+		for child := range node.Descendants() {
+			if attr(child, "data-role") == "partial" {
+				marked = append(marked, attr(node, "data-call-key"))
+			}
+		}
+	}
+	assert.Equal(t, []string{records[1].CallKey}, marked)
+}
