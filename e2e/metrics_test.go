@@ -20,6 +20,7 @@ const (
 	metricPrefix          = "otelcol_processor_retry_storm_"
 	metricSpansReceived   = metricPrefix + "spans_received"
 	metricSpansForwarded  = metricPrefix + "spans_forwarded"
+	metricLateFindings    = metricPrefix + "late_findings"
 	metricSpansDropped    = metricPrefix + "spans_dropped"
 	metricBufferedTraces  = metricPrefix + "buffered_traces"
 	metricTraces          = metricPrefix + "traces"

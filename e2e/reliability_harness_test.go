@@ -867,13 +867,16 @@ func waitBackendHas(t *testing.T, sink *consumertest.TracesSink, truth []agenttr
 }
 
 // waitBackendDrained waits until the OTLP exporter has sent (or given up) every span
-// retry_storm forwarded, so the backend holds all that it will get.
+// retry_storm forwarded, and every late-finding span it made (counted apart, in
+// late_findings: a stale read decided before the trace it copied), so the backend holds
+// all that it will get.
 func waitBackendDrained(t *testing.T, p *collectorProcess, port int) metrics {
 	t.Helper()
 	backend := map[string]string{"exporter": "otlp_grpc/backend"}
 	return waitMetrics(t, p, port, settleTimeout, "the backend exporter drained", func(m metrics) bool {
 		out := m.sum(metricSentSpans, backend) + m.sum(metricSendFailed, backend)
-		return out == m.sum(metricSpansForwarded, nil) && m.sum(metricQueueSize, backend) == 0
+		made := m.sum(metricSpansForwarded, nil) + m.sum(metricLateFindings, map[string]string{"outcome": "forwarded"})
+		return out == made && m.sum(metricQueueSize, backend) == 0
 	})
 }
 

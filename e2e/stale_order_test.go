@@ -74,8 +74,8 @@ func TestStaleCacheSuspectAnyOrder(t *testing.T) {
 			if found != stale {
 				t.Errorf("findings{kind=stale_cache_suspect} = %d, want %d: one per injected stale read", found, stale)
 			}
-			late := int(m.sum(metricPrefix+"late_findings", map[string]string{"outcome": "forwarded"}))
-			if missed := m.sum(metricPrefix+"late_findings", map[string]string{"outcome": "trace_dropped"}); missed != 0 {
+			late := int(m.sum(metricLateFindings, map[string]string{"outcome": "forwarded"}))
+			if missed := m.sum(metricLateFindings, map[string]string{"outcome": "trace_dropped"}); missed != 0 {
 				t.Errorf("late_findings{outcome=trace_dropped} = %v: a stale read's trace was dropped", missed)
 			}
 			backend := backendTraces(sink)
