@@ -33,9 +33,7 @@ func summaries(t *testing.T, spans []ptrace.Span) map[string][]stormrecord.Recor
 	t.Helper()
 	out := map[string][]stormrecord.Record{}
 	for _, s := range spans {
-		if v, ok := s.Attributes().Get(stormrecord.AttrCallSummary); ok {
-			var r stormrecord.Record
-			require.NoError(t, json.Unmarshal([]byte(v.Str()), &r))
+		if r, ok := summaryOf(t, s); ok {
 			out[s.Name()] = append(out[s.Name()], r)
 		}
 	}
@@ -47,11 +45,22 @@ func allSummaries(t *testing.T, spans []ptrace.Span) []stormrecord.Record {
 	t.Helper()
 	var out []stormrecord.Record
 	for _, s := range spans {
-		for _, r := range summaries(t, []ptrace.Span{s})[s.Name()] {
+		if r, ok := summaryOf(t, s); ok {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// summaryOf decodes the call summary a span carries.
+func summaryOf(t *testing.T, s ptrace.Span) (stormrecord.Record, bool) {
+	t.Helper()
+	var r stormrecord.Record
+	v, ok := s.Attributes().Get(stormrecord.AttrCallSummary)
+	if ok {
+		require.NoError(t, json.Unmarshal([]byte(v.Str()), &r))
+	}
+	return r, ok
 }
 
 func kinds(r stormrecord.Record) []string {

@@ -53,20 +53,25 @@ func (x *Hasher) Value(v pcommon.Value) string {
 
 // Text digests s as Value digests a string attribute holding s: a JSON object or array as
 // its canonical JSON, anything else as a JSON string.
-func (x *Hasher) Text(s string) string {
+func (x *Hasher) Text(s string) string { return x.Sum(x.canonicalText(s)) }
+
+// canonicalText is the canonical JSON of a string attribute holding s, valid until the
+// Hasher's next use: a JSON document already canonical where it stands in s, else written
+// to the scratch space.
+func (x *Hasher) canonicalText(s string) []byte {
 	x.scratch = x.scratch[:0]
 	if LooksLikeJSONContainer(s) {
 		doc := stringBytes(s)
 		if isCanonical(doc) {
-			return x.Sum(doc)
+			return doc
 		}
 		if out, err := x.c.appendCanonical(x.scratch, doc); err == nil {
 			x.scratch = out
-			return x.Sum(out)
+			return out
 		}
 	}
 	x.scratch = appendString(x.scratch, s)
-	return x.Sum(x.scratch)
+	return x.scratch
 }
 
 // String digests a raw string as given (idempotency keys are opaque, not JSON).
@@ -89,34 +94,22 @@ func (x *Hasher) ValuePath(v pcommon.Value, path []string) (string, bool) {
 // is already canonical is returned where it stands, in v's string; anything else is
 // written to the Hasher's scratch space.
 func (x *Hasher) canonicalPath(v pcommon.Value, path []string) ([]byte, bool) {
+	if v.Type() == pcommon.ValueTypeStr && len(path) == 0 {
+		return x.canonicalText(v.Str()), true
+	}
 	x.scratch = x.scratch[:0]
 	if v.Type() == pcommon.ValueTypeStr && LooksLikeJSONContainer(v.Str()) {
-		doc := stringBytes(v.Str())
-		if len(path) == 0 {
-			if isCanonical(doc) {
-				return doc, true
-			}
-			if out, err := x.c.appendCanonical(x.scratch, doc); err == nil {
-				x.scratch = out
-				return out, true
-			}
-		} else {
-			elem, ok := rawElement(doc, path)
-			if !ok {
-				return nil, false
-			}
-			// A string element is excluded: one holding JSON is hashed as that JSON.
-			if elem[0] != '"' && isCanonical(elem) {
-				return elem, true
-			}
-			b, ok := x.c.element(x.scratch, elem)
-			x.scratch = b
-			return b, ok
+		elem, ok := rawElement(stringBytes(v.Str()), path)
+		if !ok {
+			return nil, false
 		}
-	}
-	if len(path) == 0 && v.Type() == pcommon.ValueTypeStr {
-		x.scratch = appendString(x.scratch, v.Str())
-		return x.scratch, true
+		// A string element is excluded: one holding JSON is hashed as that JSON.
+		if elem[0] != '"' && isCanonical(elem) {
+			return elem, true
+		}
+		b, ok := x.c.element(x.scratch, elem)
+		x.scratch = b
+		return b, ok
 	}
 	b, ok := x.c.valuePath(x.scratch, v, path)
 	x.scratch = b
