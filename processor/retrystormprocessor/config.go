@@ -209,15 +209,6 @@ func (cfg *Config) validateTraceBytes() error {
 	return nil
 }
 
-// traceBytesBound is the per-trace bound of a shard whose share of max_buffered_bytes is
-// share: max_trace_bytes capped at the share, or half the share when it is 0.
-func (cfg *Config) traceBytesBound(share int64) int64 {
-	if cfg.MaxTraceBytes == 0 {
-		return max(share/2, 1)
-	}
-	return min(cfg.MaxTraceBytes, share)
-}
-
 func validPercent(key string, pct float64) error {
 	if pct < 0 || pct > 100 || pct != pct {
 		return fmt.Errorf("%s must be between 0 and 100", key)

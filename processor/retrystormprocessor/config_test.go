@@ -202,13 +202,3 @@ func TestToolOverridesAreBounded(t *testing.T) {
 		assert.EqualError(t, err, tt.wantErr)
 	}
 }
-
-func TestTraceBytesBoundIsHalfTheShareOrTheKeyCappedAtTheShare(t *testing.T) {
-	cfg := createDefaultConfig().(*Config)
-	assert.EqualValues(t, 8<<20, cfg.traceBytesBound(16<<20), "0: half the share")
-	cfg.MaxTraceBytes = 4 << 20
-	assert.EqualValues(t, 4<<20, cfg.traceBytesBound(16<<20))
-	assert.EqualValues(t, 2<<20, cfg.traceBytesBound(2<<20), "never more than the share")
-	cfg.MaxTraceBytes = 0
-	assert.EqualValues(t, 1, cfg.traceBytesBound(1), "a share of one byte still bounds")
-}

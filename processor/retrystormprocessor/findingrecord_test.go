@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
@@ -21,20 +22,20 @@ func TestUnbackedCitationRecordOnKeptAnswer(t *testing.T) {
 	ids := map[string]bool{}
 	for range 2 {
 		h := newHarness(t, testConfig(), nil)
-		id := traceID(77)
-		b := newSpanBuilder(id)
-		root := b.root()
+		id := buffertest.TraceID(77)
+		b := buffertest.NewSpanBuilder(id)
+		root := b.Root()
 		root.Attributes().PutStr("retrystorm.answer.cited_assets", `["warehouse.refunds"]`)
-		read := b.tool(root.SpanID(), "read_table", "call-1", 100, false)
+		read := b.Tool(root.SpanID(), "read_table", "call-1", 100, false)
 		read.Attributes().PutStr("retrystorm.read.asset", "warehouse.refunds")
 		read.Attributes().PutStr("gen_ai.tool.call.result", `{"isError":true,"content":"permission denied"}`)
 		rootID := root.SpanID() // the consumed spans move on: keep what the checks need
-		h.consume(b.td)
-		h.advance(2 * time.Second)
+		h.Consume(b.Traces)
+		h.Advance(2 * time.Second)
 
 		var record stormrecord.FindingRecord
 		carriers := 0
-		for _, s := range sinkSpans(h.sink)[id] {
+		for _, s := range buffertest.SinkSpans(h.Sink)[id] {
 			v, ok := s.Attributes().Get(stormrecord.AttrFindingSummary)
 			if !ok {
 				continue
@@ -61,21 +62,21 @@ func TestUnbackedCitationRecordOnKeptAnswer(t *testing.T) {
 func TestRecordsCarryNoPayloadInTheirFreeText(t *testing.T) {
 	const secret = "tok_9f8e7d6c5b4a3921"
 	h := newHarness(t, testConfig(), nil)
-	id := traceID(78)
-	b := newSpanBuilder(id)
-	root := b.span("invoke_agent answer for "+secret, pcommon.SpanID{}, 0, 10_000, map[string]any{
+	id := buffertest.TraceID(78)
+	b := buffertest.NewSpanBuilder(id)
+	root := b.Span("invoke_agent answer for "+secret, pcommon.SpanID{}, 0, 10_000, map[string]any{
 		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "checkout",
 		"retrystorm.answer.cited_assets": `["warehouse.refunds"]`,
 	})
-	read := b.tool(root.SpanID(), "read_table", "call-1", 100, true)
+	read := b.Tool(root.SpanID(), "read_table", "call-1", 100, true)
 	read.Attributes().PutStr("gen_ai.tool.call.arguments", `{"table":"warehouse.refunds","token":"`+secret+`"}`)
 	read.Attributes().PutStr("retrystorm.read.asset", "warehouse.refunds")
-	h.consume(b.td)
-	h.advance(2 * time.Second)
+	h.Consume(b.Traces)
+	h.Advance(2 * time.Second)
 
 	var storm stormrecord.Record
 	var finding stormrecord.FindingRecord
-	for _, s := range sinkSpans(h.sink)[id] {
+	for _, s := range buffertest.SinkSpans(h.Sink)[id] {
 		assert.NotContains(t, s.Name(), secret, "span %s", s.Name())
 		for _, ev := range s.Events().All() {
 			if v, ok := ev.Attributes().Get(stormrecord.FindingDetail); ok {
@@ -99,5 +100,5 @@ func TestRecordsCarryNoPayloadInTheirFreeText(t *testing.T) {
 	assert.Contains(t, storm.Findings[0].Detail, "[redacted]", "the detail quoted the answer span's name")
 	assert.Equal(t, "read_table", storm.ToolName)
 	assert.Equal(t, stormrecord.RecordID(id.String(), storm.CallKey), storm.ID)
-	assert.Positive(t, h.sum(metadata.MetricRedactions, attribute.String("where", "scrubbed")))
+	assert.Positive(t, h.Sum(metadata.MetricRedactions, attribute.String("where", "scrubbed")))
 }

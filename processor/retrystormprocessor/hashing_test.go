@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 )
 
 const canonicalArgs = `{"amount":42,"order":"A-17"}`
@@ -23,10 +25,10 @@ const canonicalArgs = `{"amount":42,"order":"A-17"}`
 // written on its attempts.
 func argsHashOfKeptStorm(t *testing.T, cfg *Config) (string, map[string]any) {
 	t.Helper()
-	h := newHarness(t, cfg, nil, withSynchronous())
-	h.consume(stormTrace(traceID(1)))
-	h.advance(2 * time.Second)
-	for _, s := range sinkSpans(h.sink)[traceID(1)] {
+	h := newHarness(t, cfg, nil, buffer.WithSynchronous())
+	h.Consume(buffertest.StormTrace(buffertest.TraceID(1)))
+	h.Advance(2 * time.Second)
+	for _, s := range buffertest.SinkSpans(h.Sink)[buffertest.TraceID(1)] {
 		if !s.ParentSpanID().IsEmpty() {
 			raw := s.Attributes().AsRaw()
 			return raw[stormrecord.AttrArgsHash].(string), raw
@@ -102,11 +104,11 @@ func TestRedactPayloadsOff(t *testing.T) {
 func TestLateSpansAreNotRedactedWhenRedactionIsOff(t *testing.T) {
 	cfg := testConfig()
 	cfg.Hashing.RedactPayloads = false
-	h := newHarness(t, cfg, nil, withSynchronous())
-	h.consume(stormTrace(traceID(1)))
-	h.advance(2 * time.Second)
-	h.consume(lateAttempt(traceID(1), "charge_card", "call-9", 5000))
-	spans := sinkSpans(h.sink)[traceID(1)]
+	h := newHarness(t, cfg, nil, buffer.WithSynchronous())
+	h.Consume(buffertest.StormTrace(buffertest.TraceID(1)))
+	h.Advance(2 * time.Second)
+	h.Consume(buffertest.LateAttempt(buffertest.TraceID(1), "charge_card", "call-9", 5000))
+	spans := buffertest.SinkSpans(h.Sink)[buffertest.TraceID(1)]
 	require.Len(t, spans, 5)
 	assert.Contains(t, spans[4].Attributes().AsRaw(), "gen_ai.tool.call.arguments")
 }

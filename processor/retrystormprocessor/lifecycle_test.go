@@ -11,7 +11,10 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
@@ -39,7 +42,7 @@ func TestStartShutdownWithoutData(t *testing.T) {
 func TestShutdownWithoutStart(t *testing.T) {
 	p := newUnstarted(t, testConfig())
 	require.NoError(t, p.Shutdown(context.Background()))
-	assert.ErrorIs(t, p.ConsumeTraces(context.Background(), cleanTrace(traceID(1), "lookup")), errNotStarted)
+	assert.ErrorIs(t, p.ConsumeTraces(context.Background(), buffertest.CleanTrace(buffertest.TraceID(1), "lookup")), errNotStarted)
 }
 
 func TestShutdownTwice(t *testing.T) {
@@ -47,25 +50,25 @@ func TestShutdownTwice(t *testing.T) {
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, p.Shutdown(context.Background()))
 	require.NoError(t, p.Shutdown(context.Background()))
-	assert.ErrorIs(t, p.ConsumeTraces(context.Background(), cleanTrace(traceID(1), "lookup")), errShutDown)
+	assert.ErrorIs(t, p.ConsumeTraces(context.Background(), buffertest.CleanTrace(buffertest.TraceID(1), "lookup")), buffer.ErrShutDown)
 }
 
 func TestShutdownFlushesBufferedStormTraces(t *testing.T) {
 	h := newHarness(t, testConfig(), nil)
 	for i := range 20 {
-		h.consume(withoutRoot(stormTrace(traceID(uint64(i)))))
+		h.Consume(buffertest.WithoutRoot(buffertest.StormTrace(buffertest.TraceID(uint64(i)))))
 	}
-	h.settle()
-	assert.Zero(t, h.sink.SpanCount(), "nothing is due before shutdown")
-	require.NoError(t, h.shutdown(context.Background()))
-	byTrace := sinkSpans(h.sink)
+	h.CatchUp()
+	assert.Zero(t, h.Sink.SpanCount(), "nothing is due before shutdown")
+	require.NoError(t, h.Shutdown(context.Background()))
+	byTrace := buffertest.SinkSpans(h.Sink)
 	require.Len(t, byTrace, 20)
 	for id, spans := range byTrace {
 		assert.Lenf(t, spans, 3, "trace %s is flushed whole", id)
 	}
-	assert.EqualValues(t, 20, h.sum(metadata.MetricEarlyDecisions, causeAttr(causeShutdown)))
-	h.conservation()
-	assert.Zero(t, h.sum(metadata.MetricBufferedSpans))
+	assert.EqualValues(t, 20, h.Sum(metadata.MetricEarlyDecisions, attribute.String("cause", buffer.CauseShutdown.String())))
+	h.Conservation()
+	assert.Zero(t, h.Sum(metadata.MetricBufferedSpans))
 }
 
 // blockingConsumer holds every batch until its context ends, like an exporter whose backend
@@ -85,12 +88,12 @@ func (b *blockingConsumer) ConsumeTraces(ctx context.Context, _ ptrace.Traces) e
 func TestShutdownHonoursDeadlineWithSlowNextConsumer(t *testing.T) {
 	next := &blockingConsumer{entered: make(chan struct{})}
 	h := newHarness(t, testConfig(), next)
-	h.consume(withoutRoot(stormTrace(traceID(7))))
-	h.settle()
+	h.Consume(buffertest.WithoutRoot(buffertest.StormTrace(buffertest.TraceID(7))))
+	h.CatchUp()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	result := make(chan error, 1)
-	go func() { result <- h.shutdown(ctx) }()
+	go func() { result <- h.Shutdown(ctx) }()
 	<-next.entered // the shard is now stuck forwarding the storm trace
 	cancel()
 	err := <-result

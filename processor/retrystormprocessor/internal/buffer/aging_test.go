@@ -1,4 +1,4 @@
-package retrystormprocessor
+package buffer
 
 import (
 	"fmt"
@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
@@ -35,11 +36,11 @@ func TestAgingChangesNoDecision(t *testing.T) {
 		var packed int
 		for piece := range 3 {
 			for i := range traces {
-				h.consume(cutTrace(agenttraffic.TraceToPdata(&traces[i]), piece))
+				h.Consume(cutTrace(agenttraffic.TraceToPdata(&traces[i]), piece))
 			}
 			if aged && piece < 2 {
-				h.advance(compactHold)
-				for _, pt := range h.p.shards[0].traces {
+				h.Advance(compactHold)
+				for _, pt := range h.buffer.shards[0].traces {
 					if pt.packed != nil {
 						packed++
 					}
@@ -49,10 +50,10 @@ func TestAgingChangesNoDecision(t *testing.T) {
 		if aged {
 			require.Positive(t, packed, "pieces waited long enough to be packed")
 		}
-		h.advance(cfg.RootGrace)
-		assert.Zero(t, h.sum(metadata.MetricBufferedSpans), "every trace decided")
-		h.conservation()
-		return h, forwardedSpans(h.sink.AllTraces())
+		h.Advance(cfg.RootGrace)
+		assert.Zero(t, h.Sum(metadata.MetricBufferedSpans), "every trace decided")
+		h.Conservation()
+		return h, forwardedSpans(h.Sink.AllTraces())
 	}
 	aged, agedOut := run(true)
 	fresh, freshOut := run(false)
@@ -62,16 +63,16 @@ func TestAgingChangesNoDecision(t *testing.T) {
 	for _, d := range []string{decisionKept, decisionDropped} {
 		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
 			set := []attribute.KeyValue{attribute.String("decision", d), attribute.String("reason", r)}
-			assert.Equal(t, fresh.sum(metadata.MetricTraces, set...), aged.sum(metadata.MetricTraces, set...), "traces %s for %s", d, r)
+			assert.Equal(t, fresh.Sum(metadata.MetricTraces, set...), aged.Sum(metadata.MetricTraces, set...), "traces %s for %s", d, r)
 		}
 	}
 	for _, r := range []string{decision.ReasonStorm, decision.ReasonToolError, decision.ReasonDivergence} {
-		assert.Positive(t, fresh.sum(metadata.MetricTraces, attribute.String("reason", r)), "traces kept for %s", r)
+		assert.Positive(t, fresh.Sum(metadata.MetricTraces, attribute.String("reason", r)), "traces kept for %s", r)
 	}
-	assert.Positive(t, fresh.sum(metadata.MetricTraces, attribute.String("decision", decisionDropped)))
+	assert.Positive(t, fresh.Sum(metadata.MetricTraces, attribute.String("decision", decisionDropped)))
 	for _, m := range []string{metadata.MetricFindings, metadata.MetricToolAttempts, metadata.MetricCalls,
 		metadata.MetricStormCalls, metadata.MetricStatusRemapped, metadata.MetricSpansDropped} {
-		assert.Equal(t, fresh.sum(m), aged.sum(m), m)
+		assert.Equal(t, fresh.Sum(m), aged.Sum(m), m)
 	}
 }
 
@@ -137,24 +138,24 @@ func internedShare(sh *shard, pt *pendingTrace) (n, shared int) {
 }
 
 // pressuredStorm starts a harness whose buffer holds a retried call waiting for its root
-// (traceID(1)) and three clean waiting traces at most, and lets the storm wait until it is
+// (buffertest.TraceID(1)) and three clean waiting traces at most, and lets the storm wait until it is
 // packed; the traces that follow press on the buffer.
 func pressuredStorm(t *testing.T) (*harness, *Config, pcommon.TraceID) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	retry := pieceSize(withoutRoot(retryTrace(traceID(0))))
-	clean := pieceSize(withoutRoot(cleanTrace(traceID(0), "lookup", "fetch")))
+	retry := pieceSize(buffertest.WithoutRoot(retryTrace(buffertest.TraceID(0))))
+	clean := pieceSize(buffertest.WithoutRoot(buffertest.CleanTrace(buffertest.TraceID(0), "lookup", "fetch")))
 	cfg.MaxBufferedBytes = retry + 3*clean
-	h := newHarness(t, cfg, nil, withSynchronous())
-	storm := traceID(1)
-	h.consume(withoutRoot(retryTrace(storm)))
-	h.consume(withoutRoot(cleanTrace(traceID(2), "lookup", "fetch")))
-	h.clock.Advance(compactHold)
-	h.settle()
-	require.NotNil(t, h.p.shards[0].traces[storm].packed, "packed as it aged")
-	require.NotNil(t, h.p.shards[0].traces[traceID(2)].packed)
+	h := newHarness(t, cfg, nil, WithSynchronous())
+	storm := buffertest.TraceID(1)
+	h.Consume(buffertest.WithoutRoot(retryTrace(storm)))
+	h.Consume(buffertest.WithoutRoot(buffertest.CleanTrace(buffertest.TraceID(2), "lookup", "fetch")))
+	h.Clock.Advance(compactHold)
+	h.CatchUp()
+	require.NotNil(t, h.buffer.shards[0].traces[storm].packed, "packed as it aged")
+	require.NotNil(t, h.buffer.shards[0].traces[buffertest.TraceID(2)].packed)
 	for i := range 10 {
-		h.consume(withoutRoot(cleanTrace(traceID(uint64(100+i)), "lookup", "fetch")))
+		h.Consume(buffertest.WithoutRoot(buffertest.CleanTrace(buffertest.TraceID(uint64(100+i)), "lookup", "fetch")))
 	}
 	return h, cfg, storm
 }
@@ -164,22 +165,22 @@ func pressuredStorm(t *testing.T) (*harness, *Config, pcommon.TraceID) {
 // its deadline, clean ones are dropped with every packed span counted.
 func TestPressureDecodesAPackedWaitingTraceToJudgeIt(t *testing.T) {
 	h, cfg, storm := pressuredStorm(t)
-	sh := h.p.shards[0]
+	sh := h.buffer.shards[0]
 	pt := sh.traces[storm]
 	require.NotNil(t, pt, "the storm waits while clean ones are shed")
-	assert.True(t, pt.flagged, "examined from its packed spans, and set aside")
+	assert.Equal(t, signalled, pt.state, "examined from its packed spans, and set aside")
 	assert.Nil(t, pt.packed)
 	assert.Equal(t, 2, pt.set.Len())
 	assert.Len(t, pt.arrivals, 2)
-	assert.NotContains(t, sh.traces, traceID(2), "the packed clean trace was shed")
-	assert.Zero(t, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
-	h.conservation()
+	assert.NotContains(t, sh.traces, buffertest.TraceID(2), "the packed clean trace was shed")
+	assert.Zero(t, h.Sum(metadata.MetricSpansDropped, causeAttr(DropUnpackError)))
+	h.Conservation()
 
-	h.clock.Advance(cfg.DecisionWait)
-	h.settle()
-	assert.Len(t, sinkSpans(h.sink)[storm], 2, "kept whole")
-	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("reason", "storm")))
-	h.conservation()
+	h.Clock.Advance(cfg.DecisionWait)
+	h.CatchUp()
+	assert.Len(t, buffertest.SinkSpans(h.Sink)[storm], 2, "kept whole")
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("reason", "storm")))
+	h.Conservation()
 }
 
 // TestASetAsideTraceDecodedByPressureIsCompacted: a packed waiting trace that memory
@@ -187,9 +188,9 @@ func TestPressureDecodesAPackedWaitingTraceToJudgeIt(t *testing.T) {
 // left it, not decoded as it came.
 func TestASetAsideTraceDecodedByPressureIsCompacted(t *testing.T) {
 	h, _, storm := pressuredStorm(t)
-	sh := h.p.shards[0]
+	sh := h.buffer.shards[0]
 	pt := sh.traces[storm]
-	require.True(t, pt.flagged)
+	require.Equal(t, signalled, pt.state)
 	n, shared := internedShare(sh, pt)
 	require.Positive(t, n)
 	assert.Equal(t, n, shared, "set aside under pressure: attributes compacted")
@@ -203,35 +204,35 @@ func TestShutdownDecidesPackedWaitingTraces(t *testing.T) {
 		t.Run(map[bool]string{false: "decided", true: "expired"}[expired], func(t *testing.T) {
 			cfg := testConfig()
 			cfg.NumShards = 1
-			cfg.Sampling.CleanPercent = 0
-			h := newHarness(t, cfg, nil, withSynchronous())
-			storm, clean := traceID(1), traceID(2)
-			h.consume(withoutRoot(retryTrace(storm)))
-			h.consume(withoutRoot(cleanTrace(clean, "lookup")))
-			h.clock.Advance(compactHold)
-			h.settle()
-			h.consume(lateAttempt(storm, "charge_card", "call-1", 900)) // decoded beside the packed spans
+			cfg.Sampling.Clean = 0
+			h := newHarness(t, cfg, nil, WithSynchronous())
+			storm, clean := buffertest.TraceID(1), buffertest.TraceID(2)
+			h.Consume(buffertest.WithoutRoot(retryTrace(storm)))
+			h.Consume(buffertest.WithoutRoot(buffertest.CleanTrace(clean, "lookup")))
+			h.Clock.Advance(compactHold)
+			h.CatchUp()
+			h.Consume(buffertest.LateAttempt(storm, "charge_card", "call-1", 900)) // decoded beside the packed spans
 			for _, id := range []pcommon.TraceID{storm, clean} {
-				require.NotNil(t, h.p.shards[0].traces[id].packed)
+				require.NotNil(t, h.buffer.shards[0].traces[id].packed)
 			}
-			assert.EqualValues(t, 4, h.sum(metadata.MetricBufferedSpans))
+			assert.EqualValues(t, 4, h.Sum(metadata.MetricBufferedSpans))
 			if expired {
-				h.p.cancel()
+				h.buffer.cancel()
 			}
-			require.NoError(t, h.shutdown(t.Context()))
+			require.NoError(t, h.Shutdown(t.Context()))
 			if expired {
-				assert.Empty(t, sinkSpans(h.sink))
-				assert.EqualValues(t, 4, h.sum(metadata.MetricSpansDropped, causeAttr(dropShutdown)))
+				assert.Empty(t, buffertest.SinkSpans(h.Sink))
+				assert.EqualValues(t, 4, h.Sum(metadata.MetricSpansDropped, causeAttr(DropShutdown)))
 			} else {
-				got := sinkSpans(h.sink)
+				got := buffertest.SinkSpans(h.Sink)
 				assert.Len(t, got[storm], 3, "kept whole")
 				assert.NotContains(t, got, clean)
-				assert.EqualValues(t, 1, h.sum(metadata.MetricSpansDropped, causeAttr(dropSampledOut)))
-				assert.EqualValues(t, 4, h.sum(metadata.MetricToolAttempts))
+				assert.EqualValues(t, 1, h.Sum(metadata.MetricSpansDropped, causeAttr(DropSampledOut)))
+				assert.EqualValues(t, 4, h.Sum(metadata.MetricToolAttempts))
 			}
-			assert.Zero(t, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
-			assert.Zero(t, h.sum(metadata.MetricBufferedSpans))
-			h.conservation()
+			assert.Zero(t, h.Sum(metadata.MetricSpansDropped, causeAttr(DropUnpackError)))
+			assert.Zero(t, h.Sum(metadata.MetricBufferedSpans))
+			h.Conservation()
 		})
 	}
 }
@@ -241,38 +242,38 @@ func TestShutdownDecidesPackedWaitingTraces(t *testing.T) {
 // ages; its decision (which skips triage) decodes the packed spans and forwards every span
 // in arrival order, as if nothing had been packed.
 func TestAnErrorPieceAfterPackingIsDecidedWhole(t *testing.T) {
-	id := traceID(1)
+	id := buffertest.TraceID(1)
 	failing := func() ptrace.Traces {
-		b := straggler(id)
-		b.tool(pcommon.SpanID{1}, "charge_card", "call-9", 900, true)
-		return b.td
+		b := buffertest.Straggler(id)
+		b.Tool(pcommon.SpanID{1}, "charge_card", "call-9", 900, true)
+		return b.Traces
 	}
 	run := func(aged bool) (*harness, []pcommon.SpanID) {
 		cfg := testConfig()
 		cfg.NumShards = 1
 		h := newHarness(t, cfg, nil)
-		h.consume(withoutRoot(cleanTrace(id, "lookup", "fetch")))
+		h.Consume(buffertest.WithoutRoot(buffertest.CleanTrace(id, "lookup", "fetch")))
 		if aged {
-			h.advance(compactHold)
+			h.Advance(compactHold)
 			require.Equal(t, 2, heldTrace(h, id).packedSpans)
 		}
-		h.consume(failing())
+		h.Consume(failing())
 		if aged {
-			h.advance(compactHold)
+			h.Advance(compactHold)
 			pt := heldTrace(h, id)
 			assert.True(t, pt.errorSeen)
 			assert.Equal(t, 2, pt.packedSpans, "the spans packed before stay packed")
 			assert.Equal(t, 1, pt.set.Len(), "the error piece is not packed")
-			n, shared := internedShare(h.p.shards[0], pt)
+			n, shared := internedShare(h.buffer.shards[0], pt)
 			assert.Equal(t, n, shared, "the error piece is compacted")
-			h.conservation()
+			h.Conservation()
 		}
-		h.advance(cfg.DecisionWait)
+		h.Advance(cfg.DecisionWait)
 		var order []pcommon.SpanID
-		for _, s := range sinkSpans(h.sink)[id] {
+		for _, s := range buffertest.SinkSpans(h.Sink)[id] {
 			order = append(order, s.SpanID())
 		}
-		h.conservation()
+		h.Conservation()
 		return h, order
 	}
 	aged, agedOrder := run(true)
@@ -280,7 +281,7 @@ func TestAnErrorPieceAfterPackingIsDecidedWhole(t *testing.T) {
 	require.Len(t, freshOrder, 3)
 	assert.Equal(t, freshOrder, agedOrder, "every span forwarded, in arrival order")
 	for _, h := range []*harness{aged, fresh} {
-		assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("decision", decisionKept)))
+		assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("decision", decisionKept)))
 	}
 }
 
@@ -289,8 +290,8 @@ func TestAnErrorPieceAfterPackingIsDecidedWhole(t *testing.T) {
 // (settling) or the decision does (a trace sampling keeps even clean, not settled): a
 // duplicate span id is the second copy, as when nothing was packed.
 func TestPackedThenDecodedSpansKeepArrivalOrder(t *testing.T) {
-	id := traceID(1)
-	first := withoutRoot(chargeCardTrace(id, false))
+	id := buffertest.TraceID(1)
+	first := buffertest.WithoutRoot(buffertest.ChargeCardTrace(id, false))
 	dup := ptrace.NewTraces()
 	first.CopyTo(dup)
 	dup.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("copy", "second")
@@ -308,25 +309,25 @@ func TestPackedThenDecodedSpansKeepArrivalOrder(t *testing.T) {
 	run := func(keep, aged bool) []string {
 		cfg := testConfig()
 		cfg.NumShards = 1
-		cfg.Sampling.CleanPercent = map[bool]float64{false: 0, true: 100}[keep]
+		cfg.Sampling.Clean = map[bool]float64{false: 0, true: 100}[keep]
 		h := newHarness(t, cfg, nil)
 		a := ptrace.NewTraces()
 		first.CopyTo(a)
-		h.consume(a)
+		h.Consume(a)
 		if aged {
-			h.advance(compactHold)
+			h.Advance(compactHold)
 			require.NotNil(t, heldTrace(h, id).packed)
 		}
 		d := ptrace.NewTraces()
 		dup.CopyTo(d)
-		h.consume(d)
-		h.consume(lateAttempt(id, "charge_card", "call-2", 900))
+		h.Consume(d)
+		h.Consume(buffertest.LateAttempt(id, "charge_card", "call-2", 900))
 		if aged {
 			pt := heldTrace(h, id)
 			require.NotNil(t, pt.packed, "mixed: one span packed, two decoded")
 			require.Equal(t, 2, pt.set.Len())
 		}
-		h.consume(rootOf(id))
+		h.Consume(rootOf(id))
 		pt := heldTrace(h, id)
 		var out []string
 		if !keep {
@@ -339,11 +340,11 @@ func TestPackedThenDecodedSpansKeepArrivalOrder(t *testing.T) {
 			}
 			out = describe(spans)
 		}
-		h.advance(cfg.RootGrace)
+		h.Advance(cfg.RootGrace)
 		if keep {
-			out = describe(sinkSpans(h.sink)[id])
+			out = describe(buffertest.SinkSpans(h.Sink)[id])
 		}
-		h.conservation()
+		h.Conservation()
 		return out
 	}
 	for _, keep := range []bool{false, true} {
@@ -360,23 +361,23 @@ func TestPackedThenDecodedSpansKeepArrivalOrder(t *testing.T) {
 func TestAPieceThatJoinsAQueuedTraceIsPackedWithIt(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	h := newHarness(t, cfg, nil, withSynchronous())
-	id := traceID(1)
-	h.consume(withoutRoot(chargeCardTrace(id, false)))
-	h.clock.Advance(compactHold - time.Second)
-	h.consume(lateAttempt(id, "charge_card", "call-1", 900))
-	h.clock.Advance(time.Second)
-	h.settle()
-	pt := h.p.shards[0].traces[id]
+	h := newHarness(t, cfg, nil, WithSynchronous())
+	id := buffertest.TraceID(1)
+	h.Consume(buffertest.WithoutRoot(buffertest.ChargeCardTrace(id, false)))
+	h.Clock.Advance(compactHold - time.Second)
+	h.Consume(buffertest.LateAttempt(id, "charge_card", "call-1", 900))
+	h.Clock.Advance(time.Second)
+	h.CatchUp()
+	pt := h.buffer.shards[0].traces[id]
 	assert.Equal(t, 2, pt.packedSpans, "the second piece, 1s old, packed with the first")
-	h.consume(lateAttempt(id, "charge_card", "call-1", 1200))
-	h.clock.Advance(compactHold - time.Millisecond)
-	h.settle()
+	h.Consume(buffertest.LateAttempt(id, "charge_card", "call-1", 1200))
+	h.Clock.Advance(compactHold - time.Millisecond)
+	h.CatchUp()
 	assert.Equal(t, 1, pt.set.Len(), "a piece arriving after the sweep waits compactHold")
-	h.clock.Advance(time.Millisecond)
-	h.settle()
+	h.Clock.Advance(time.Millisecond)
+	h.CatchUp()
 	assert.Equal(t, 3, pt.packedSpans)
-	h.conservation()
+	h.Conservation()
 }
 
 // TestNoAgingUnderAShortDecisionWait: with decision_wait no longer than compactHold a
@@ -386,15 +387,15 @@ func TestNoAgingUnderAShortDecisionWait(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	cfg.DecisionWait = compactHold
-	h := newHarness(t, cfg, nil, withSynchronous())
-	h.consume(withoutRoot(cleanTrace(traceID(1), "lookup")))
-	sh := h.p.shards[0]
+	h := newHarness(t, cfg, nil, WithSynchronous())
+	h.Consume(buffertest.WithoutRoot(buffertest.CleanTrace(buffertest.TraceID(1), "lookup")))
+	sh := h.buffer.shards[0]
 	assert.Zero(t, sh.aging.Len(), "not queued")
-	n, shared := internedShare(sh, sh.traces[traceID(1)])
+	n, shared := internedShare(sh, sh.traces[buffertest.TraceID(1)])
 	require.Positive(t, n)
 	assert.Zero(t, shared, "held as it came")
-	h.clock.Advance(compactHold)
-	h.settle()
-	assert.NotContains(t, sh.traces, traceID(1), "decided at decision_wait")
-	h.conservation()
+	h.Clock.Advance(compactHold)
+	h.CatchUp()
+	assert.NotContains(t, sh.traces, buffertest.TraceID(1), "decided at decision_wait")
+	h.Conservation()
 }

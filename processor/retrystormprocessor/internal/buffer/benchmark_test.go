@@ -1,4 +1,4 @@
-package retrystormprocessor
+package buffer
 
 import (
 	"context"
@@ -12,11 +12,10 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/tracespans"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 )
 
 // agentTraffic generates agent traces shaped like an OTel GenAI SDK's: an invoke_agent root,
@@ -41,14 +40,14 @@ func newAgentTraffic(seed uint64) *agentTraffic {
 // trace returns one trace of 61 spans (65 with a storm); without a root when rootless.
 func (g *agentTraffic) trace(rootless bool) ptrace.Traces {
 	g.next++
-	b := newSpanBuilder(traceID(g.next))
-	root := b.root()
+	b := buffertest.NewSpanBuilder(buffertest.TraceID(g.next))
+	root := b.Root()
 	root.Attributes().PutStr("gen_ai.conversation.id", fmt.Sprintf("conv-%d", g.next))
 	storm := g.rnd.IntN(10) == 0
 	at := int64(50)
 	history := `{"role":"user","parts":[{"type":"text","content":"where is my order?"}]}`
 	for step := range g.steps {
-		chat := b.span("chat gpt-5", root.SpanID(), at, at+400, map[string]any{
+		chat := b.Span("chat gpt-5", root.SpanID(), at, at+400, map[string]any{
 			"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-5",
 			"gen_ai.usage.input_tokens": 800 + g.rnd.IntN(400), "gen_ai.usage.output_tokens": 40 + g.rnd.IntN(80),
 		})
@@ -73,14 +72,14 @@ func (g *agentTraffic) trace(rootless bool) ptrace.Traces {
 		}
 	}
 	if rootless {
-		withoutRoot(b.td)
+		buffertest.WithoutRoot(b.Traces)
 	}
-	return b.td
+	return b.Traces
 }
 
 // toolCall adds one attempt and its HTTP send, and returns its arguments and result.
-func (g *agentTraffic) toolCall(b *spanBuilder, parent pcommon.SpanID, tool, callID string, at int64, failed bool) (args, result string) {
-	span := b.tool(parent, tool, callID, at, failed)
+func (g *agentTraffic) toolCall(b *buffertest.SpanBuilder, parent pcommon.SpanID, tool, callID string, at int64, failed bool) (args, result string) {
+	span := b.Tool(parent, tool, callID, at, failed)
 	args = fmt.Sprintf(`{"query":"order %d status","limit":%d,"locale":"en-US"}`, g.rnd.IntN(1e6), 1+g.rnd.IntN(20))
 	span.Attributes().PutStr("gen_ai.tool.call.arguments", args)
 	result = `"failed"`
@@ -88,7 +87,7 @@ func (g *agentTraffic) toolCall(b *spanBuilder, parent pcommon.SpanID, tool, cal
 		result = fmt.Sprintf(`{"items":[{"id":%d,"status":"shipped","eta":"2026-12-03"}],"total":%d}`, g.rnd.IntN(1e6), g.rnd.IntN(50))
 		span.Attributes().PutStr("gen_ai.tool.call.result", result)
 	}
-	http := b.span("GET", span.SpanID(), at+10, at+190, map[string]any{
+	http := b.Span("GET", span.SpanID(), at+10, at+190, map[string]any{
 		"http.request.method": "GET", "url.full": "https://api.internal/v1/" + tool, "http.response.status_code": 200,
 		"server.address": "api.internal",
 	})
@@ -104,25 +103,25 @@ func (g *agentTraffic) batch(n int, rootless bool) []ptrace.Traces {
 	return out
 }
 
-func newBenchProcessor(b *testing.B, shards int, opts ...option) *retryStormProcessor {
-	return newBenchProcessorWith(b, shards, func(*Config) {}, opts...)
+func newBenchBuffer(b *testing.B, shards int, opts ...Option) *Buffer {
+	return newBenchBufferWith(b, shards, func(*Config) {}, opts...)
 }
 
-// newBenchProcessorWith is newBenchProcessor with configure applied to its configuration.
-func newBenchProcessorWith(b *testing.B, shards int, configure func(*Config), opts ...option) *retryStormProcessor {
-	cfg := createDefaultConfig().(*Config)
+// newBenchBufferWith is newBenchBuffer with configure applied to its configuration.
+func newBenchBufferWith(b *testing.B, shards int, configure func(*Config), opts ...Option) *Buffer {
+	cfg := testConfig()
 	configure(cfg)
 	cfg.NumShards = shards
 	cfg.DecisionWait = 24 * time.Hour // held traces stay held
 	cfg.RootGrace = 0                 // a measured trace is decided when its root arrives
 	cfg.MaxBufferedBytes = 16 << 30
 	fixed := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	opts = append([]option{withClock(func() time.Time { return fixed })}, opts...)
-	p, err := newRetryStormProcessor(processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop(), opts...)
+	opts = append([]Option{WithClock(func() time.Time { return fixed })}, opts...)
+	p, err := New(componenttest.NewNopTelemetrySettings(), *cfg, consumertest.NewNop(), opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+	if err := p.Start(nil); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
@@ -130,7 +129,7 @@ func newBenchProcessorWith(b *testing.B, shards int, configure func(*Config), op
 }
 
 // hold buffers at least spans spans in rootless traces that stay undecided.
-func hold(b *testing.B, p *retryStormProcessor, g *agentTraffic, spans int) {
+func hold(b *testing.B, p *Buffer, g *agentTraffic, spans int) {
 	for held := 0; held < spans; {
 		td := g.trace(true)
 		held += td.SpanCount()
@@ -146,7 +145,7 @@ func hold(b *testing.B, p *retryStormProcessor, g *agentTraffic, spans int) {
 func BenchmarkConsumeTracesToDecision(b *testing.B) {
 	for _, held := range []int{1_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("buffered=%d", held), func(b *testing.B) {
-			p := newBenchProcessor(b, 1, withSynchronous())
+			p := newBenchBuffer(b, 1, WithSynchronous())
 			g := newAgentTraffic(uint64(held))
 			hold(b, p, g, held)
 			measure(b, g, func(td ptrace.Traces) {
@@ -179,10 +178,10 @@ func BenchmarkKeptTraceRedaction(b *testing.B) {
 	for _, traffic := range []string{"conversation", "agentsim"} {
 		for _, redact := range []bool{false, true} {
 			b.Run(fmt.Sprintf("traffic=%s/redact=%v", traffic, redact), func(b *testing.B) {
-				p := newBenchProcessorWith(b, 1, func(cfg *Config) {
-					cfg.Sampling.CleanPercent = 100
-					cfg.Hashing.RedactPayloads = redact
-				}, withSynchronous())
+				p := newBenchBufferWith(b, 1, func(cfg *Config) {
+					cfg.Sampling.Clean = 100
+					cfg.RedactPayloads = redact
+				}, WithSynchronous())
 				consume := func(td ptrace.Traces) {
 					if err := p.ConsumeTraces(context.Background(), td); err != nil {
 						b.Fatal(err)
@@ -211,7 +210,7 @@ func measureEach(b *testing.B, traces []ptrace.Traces, consume func(ptrace.Trace
 		td := ptrace.NewTraces()
 		traces[i%len(traces)].CopyTo(td)
 		i++
-		id := traceID(uint64(i) + 1<<40) // a new trace each time, never a late piece of an old one
+		id := buffertest.TraceID(uint64(i) + 1<<40) // a new trace each time, never a late piece of an old one
 		for _, rs := range td.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, s := range ss.Spans().All() {
@@ -262,7 +261,7 @@ func measure(b *testing.B, g *agentTraffic, consume func(ptrace.Traces)) {
 // BenchmarkConsumeTracesSharded runs the shard goroutines (GOMAXPROCS of them) with 100k
 // spans held; the timed loop waits for the shards every 64 traces, so decisions are timed.
 func BenchmarkConsumeTracesSharded(b *testing.B) {
-	p := newBenchProcessor(b, 0)
+	p := newBenchBuffer(b, 0)
 	g := newAgentTraffic(7)
 	hold(b, p, g, 100_000)
 	n := 0
@@ -271,7 +270,7 @@ func BenchmarkConsumeTracesSharded(b *testing.B) {
 			b.Fatal(err)
 		}
 		if n++; n%64 == 0 {
-			if err := p.settle(context.Background()); err != nil {
+			if err := p.CatchUp(context.Background()); err != nil {
 				b.Fatal(err)
 			}
 		}

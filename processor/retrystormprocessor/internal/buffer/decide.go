@@ -1,4 +1,4 @@
-package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
 import (
 	"time"
@@ -33,12 +33,12 @@ func (s *shard) decideDue(now time.Time) {
 func (s *shard) expire(q *fifo.Queue[*pendingTrace], now time.Time, deadline func(*pendingTrace) time.Time) {
 	for {
 		pt, ok := q.Front()
-		if !ok || (!pt.decided && deadline(pt).After(now)) {
+		if !ok || (pt.state != decided && deadline(pt).After(now)) {
 			return
 		}
 		q.Pop()
-		if !pt.decided {
-			s.decide(pt, now, causeDeadline)
+		if pt.state != decided {
+			s.decide(pt, now, CauseDeadline)
 		}
 	}
 }
@@ -79,7 +79,7 @@ func (s *shard) relievePressure(now time.Time) {
 }
 
 // judge examines a trace under memory pressure: one that looks clean is decided, one that
-// shows a signal is flagged and queued in aside.
+// shows a signal is set aside and queued in aside.
 func (s *shard) judge(pt *pendingTrace, now time.Time, aside *fifo.Queue[*pendingTrace]) {
 	var q *analysis.Quick
 	var tr *analysis.Trace
@@ -88,7 +88,7 @@ func (s *shard) judge(pt *pendingTrace, now time.Time, aside *fifo.Queue[*pendin
 	}
 	if pt.errorSeen || tr != nil && !tr.Signals.Clean() {
 		s.analyzer.Recycle(q)
-		pt.flagged = true
+		pt.state = signalled
 		aside.Push(pt)
 		// Set aside, it waits for its deadline to be read: what examine decoded is
 		// compacted, as aging would have.
@@ -97,7 +97,7 @@ func (s *shard) judge(pt *pendingTrace, now time.Time, aside *fifo.Queue[*pendin
 		}
 		return
 	}
-	s.decideWith(pt, now, q, tr, causeMemoryPressure)
+	s.decideWith(pt, now, q, tr, CauseMemoryPressure)
 }
 
 // decideSetAside decides the oldest trace memory pressure set aside, a complete one first,
@@ -106,7 +106,7 @@ func (s *shard) decideSetAside(now time.Time) bool {
 	for _, q := range []*fifo.Queue[*pendingTrace]{&s.setAside, &s.flagged} {
 		if pt, ok := s.oldestUndecided(q); ok {
 			q.Pop()
-			s.decide(pt, now, causeMemoryPressure)
+			s.decide(pt, now, CauseMemoryPressure)
 			return true
 		}
 	}
@@ -118,7 +118,7 @@ func (s *shard) decideSetAside(now time.Time) bool {
 func (s *shard) oldestUnjudged(q *fifo.Queue[*pendingTrace]) (*pendingTrace, bool) {
 	for {
 		pt, ok := q.Front()
-		if !ok || !pt.decided && !pt.flagged {
+		if !ok || pt.state != decided && pt.state != signalled {
 			return pt, ok
 		}
 		q.Pop()
@@ -129,7 +129,7 @@ func (s *shard) oldestUnjudged(q *fifo.Queue[*pendingTrace]) (*pendingTrace, boo
 func (s *shard) oldestUndecided(q *fifo.Queue[*pendingTrace]) (*pendingTrace, bool) {
 	for {
 		pt, ok := q.Front()
-		if !ok || !pt.decided {
+		if !ok || pt.state != decided {
 			return pt, ok
 		}
 		q.Pop()
@@ -143,12 +143,12 @@ func (s *shard) finish() {
 	for _, q := range []*fifo.Queue[*pendingTrace]{&s.arrivals, &s.flagged, &s.setAside} {
 		for pt, ok := q.Pop(); ok; pt, ok = q.Pop() {
 			switch {
-			case pt.decided:
+			case pt.state == decided:
 			case s.ctx.Err() != nil:
 				s.release(pt)
-				s.tel.droppedSpans(dropShutdown, int64(pt.held()))
+				s.tel.droppedSpans(DropShutdown, int64(pt.held()))
 			default:
-				s.decide(pt, now, causeShutdown)
+				s.decide(pt, now, CauseShutdown)
 			}
 		}
 	}
@@ -159,19 +159,18 @@ func (s *shard) finish() {
 }
 
 // decide decides a trace with nothing known about it yet.
-func (s *shard) decide(pt *pendingTrace, now time.Time, cause string) {
+func (s *shard) decide(pt *pendingTrace, now time.Time, cause Cause) {
 	s.decideWith(pt, now, nil, nil, cause)
 }
 
 // examine triages a trace without an error span and analyses it unless triage proved it
 // clean: tr is nil exactly when q.Clean. A trace sampling keeps even if it is clean is
 // analysed either way, so it is analysed without triage; so is a trace memory pressure
-// set aside for a signal (flagged): triage only proves traces clean, and the trace
-// showed one. (Its analysis is not kept from then: about 450 bytes per span, half again
+// set aside for a signal: triage only proves traces clean, and the trace showed one. (Its analysis is not kept from then: about 450 bytes per span, half again
 // its spans' own heap, at the moment memory is short.)
 //
-// A trace settled on its root's arrival (shard.settle) is not read again: examine returns
-// neither, and the decision takes what settling kept. One that settling did not prove clean
+// A trace proven clean on its root's arrival (triageAtRoot) is not read again: examine
+// returns neither, and the decision takes what that triage kept. One it did not prove clean
 // is analysed without a second triage.
 func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
 	if pt.settled != nil {
@@ -179,7 +178,7 @@ func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
 	}
 	s.unpack(pt)
 	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
-	if !pt.flagged && !pt.unproven && !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
+	if !pt.state.triaged() && !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
 		if q = s.analyzer.TriageIndexed(q); q.Clean {
 			return q, nil
 		}
@@ -192,14 +191,15 @@ func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
 // sampling drops (most traffic) is done without analysis, its results remembered for the
 // stale-cache check. Every other trace is analysed, sampled, and either annotated and
 // queued for forwarding or dropped. The decision is cached for late spans.
-func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, tr *analysis.Trace, cause string) {
-	s.release(pt)
+func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, tr *analysis.Trace, cause Cause) {
 	// The closure reads q when it runs, so it sees the triage made below; nothing uses the
 	// trace's tree once it is decided.
 	defer func() { s.analyzer.Recycle(q) }()
+	// Examined while still buffered, from the state triage and memory pressure left.
 	if tr == nil && q == nil && !pt.errorSeen {
 		q, tr = s.examine(pt)
 	}
+	s.release(pt)
 	if settled, clean := pt.settled, tr == nil && q != nil && q.Clean; settled != nil || clean {
 		in := decision.Input{TraceID: pt.id}
 		if settled != nil {
@@ -219,9 +219,9 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 		}
 	}
 	if tr == nil {
-		s.unpack(pt) // a settled trace sampling keeps, or an error trace packed before its error
+		s.unpack(pt) // a trace proven clean that sampling keeps, or an error trace packed before its error
 		if q == nil {
-			// An error span (no triage), or a settled trace sampling keeps: the tree all the same.
+			// An error span (no triage), or a trace proven clean that sampling keeps: the tree all the same.
 			q = s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
 		}
 		tr = s.analyzer.AnalyzeTree(q.Tree)
@@ -263,12 +263,12 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 }
 
 // drop records a decision to drop pt.
-func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause string) {
+func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause Cause) {
 	s.tel.decided(d, cause, now.Sub(pt.first))
 	if s.cache.Drop(pt.id, decisionMark(pt, cause)) {
 		s.tel.cacheEvicted(decisionDropped)
 	}
-	s.tel.droppedSpans(dropSampledOut, int64(pt.held()))
+	s.tel.droppedSpans(DropSampledOut, int64(pt.held()))
 	pt.set, pt.arrivals, pt.settled, pt.packed, pt.packedSpans = spanSet{}, nil, nil, nil, 0
 }
 
@@ -297,7 +297,7 @@ func rootTraceState(t *grouping.Tree) string {
 // stamped, nothing else.
 func (s *shard) lateKept(id pcommon.TraceID, set *spanSet, spans int64, kd keptDecision) {
 	s.tel.lateSpans(decisionKept, spans)
-	st := annotate.LateSpans(set.All(), s.recognizer, annotate.Options{Redact: s.cfg.redact})
+	st := annotate.LateSpans(set.All(), s.analyzer.Extractor(), annotate.Options{Redact: s.cfg.redact})
 	s.tel.remapped(st.Remapped)
 	if s.cfg.redact {
 		if vals := s.redactLate(set, kd.payloads); vals != kd.payloads {

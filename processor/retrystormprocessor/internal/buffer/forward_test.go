@@ -1,4 +1,4 @@
-package retrystormprocessor
+package buffer
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 )
 
 // TestAKeptTraceLeavesInBoundedRequestsUnderItsResourcesAndScopes: a kept trace larger
@@ -17,10 +19,10 @@ import (
 func TestAKeptTraceLeavesInBoundedRequestsUnderItsResourcesAndScopes(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.Sampling.CleanPercent = 0
+	cfg.Sampling.Clean = 0
 	h := newHarness(t, cfg, nil)
-	kept, dropped := traceID(1), traceID(2)
-	td := stormTrace(kept)
+	kept, dropped := buffertest.TraceID(1), buffertest.TraceID(2)
+	td := buffertest.StormTrace(kept)
 	perScope := flushSpans * 3 / 4
 	for r := range 2 {
 		rs := td.ResourceSpans().AppendEmpty()
@@ -42,12 +44,12 @@ func TestAKeptTraceLeavesInBoundedRequestsUnderItsResourcesAndScopes(t *testing.
 	}
 	want := td.SpanCount() - 4*((perScope+4)/5)
 	require.Greater(t, want, 2*flushSpans)
-	h.consume(td)
-	require.NoError(t, h.shutdown(context.Background()))
+	h.Consume(td)
+	require.NoError(t, h.Shutdown(context.Background()))
 
 	got := 0
 	seen := map[[8]byte]bool{}
-	for _, req := range h.sink.AllTraces() {
+	for _, req := range h.Sink.AllTraces() {
 		assert.LessOrEqual(t, req.SpanCount(), flushSpans)
 		forEachResourceScopeSpan(req, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) {
 			got++
@@ -74,21 +76,21 @@ func TestAKeptTraceThatDoesNotFitStartsANewRequest(t *testing.T) {
 	h := newHarness(t, cfg, nil)
 	var traces []ptrace.Traces
 	for i := range 3 {
-		td := stormTrace(traceID(uint64(i)))
+		td := buffertest.StormTrace(buffertest.TraceID(uint64(i)))
 		ss := td.ResourceSpans().At(0).ScopeSpans().At(0)
 		for j := range flushSpans/2 - 6 {
 			span := ss.Spans().AppendEmpty()
-			span.SetTraceID(traceID(uint64(i)))
+			span.SetTraceID(buffertest.TraceID(uint64(i)))
 			span.SetSpanID([8]byte{0xee, byte(j >> 8), byte(j)})
 			span.SetParentSpanID([8]byte{0xff})
 		}
 		traces = append(traces, td)
 	}
 	for _, td := range traces {
-		h.consume(td)
+		h.Consume(td)
 	}
-	require.NoError(t, h.shutdown(context.Background()))
-	reqs := h.sink.AllTraces()
+	require.NoError(t, h.Shutdown(context.Background()))
+	reqs := h.Sink.AllTraces()
 	require.Len(t, reqs, 2, "two traces fill one request; the third does not fit and starts the next")
 	for _, req := range reqs {
 		traces := map[[16]byte]bool{}

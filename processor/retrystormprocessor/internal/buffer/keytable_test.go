@@ -1,4 +1,4 @@
-package retrystormprocessor
+package buffer
 
 import (
 	"fmt"
@@ -14,6 +14,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 )
 
 func TestCompactKeepsEveryAttributeInOrder(t *testing.T) {
@@ -113,13 +115,13 @@ func checkCompaction(t *testing.T, grace time.Duration, rootedCompacted bool) {
 	cfg.NumShards = 1
 	cfg.RootGrace = grace
 	h := newHarness(t, cfg, nil)
-	waiting, failing, whole := traceID(1), traceID(2), traceID(3)
-	h.consume(withoutRoot(cleanTrace(waiting, "a")))
-	h.consume(withoutRoot(chargeCardTrace(failing, true)))
-	h.consume(stormTrace(whole))
-	h.settle()
+	waiting, failing, whole := buffertest.TraceID(1), buffertest.TraceID(2), buffertest.TraceID(3)
+	h.Consume(buffertest.WithoutRoot(buffertest.CleanTrace(waiting, "a")))
+	h.Consume(buffertest.WithoutRoot(buffertest.ChargeCardTrace(failing, true)))
+	h.Consume(buffertest.StormTrace(whole))
+	h.CatchUp()
 
-	sh := h.p.shards[0]
+	sh := h.buffer.shards[0]
 	interned := func(id pcommon.TraceID) (n, shared int) {
 		t.Helper()
 		pt, ok := sh.traces[id]
@@ -140,7 +142,7 @@ func checkCompaction(t *testing.T, grace time.Duration, rootedCompacted bool) {
 		assert.Zero(t, shared, "the trace that arrived with its root was not compacted")
 	}
 
-	h.advance(compactHold)
+	h.Advance(compactHold)
 	pt := sh.traces[waiting]
 	require.NotNil(t, pt.packed, "clean-looking and still waiting for its root: packed")
 	assert.Zero(t, pt.set.Len())
@@ -148,7 +150,7 @@ func checkCompaction(t *testing.T, grace time.Duration, rootedCompacted bool) {
 	n, shared = interned(failing)
 	assert.Equal(t, n, shared, "an error span: compacted, not packed")
 	assert.Nil(t, sh.traces[failing].packed)
-	h.conservation()
+	h.Conservation()
 }
 
 // TestCompactLeavesHugeMapsAlone: a span with a hostile number of attributes is held as it

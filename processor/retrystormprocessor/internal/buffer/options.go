@@ -1,8 +1,9 @@
-package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
 import "time"
 
-// Test seams. They are constructor options, never configuration a user could set.
+// Test seams. They are constructor options the processor passes on from its tests, never
+// configuration a user could set.
 
 type options struct {
 	now         func() time.Time
@@ -10,7 +11,8 @@ type options struct {
 	tick        time.Duration
 }
 
-type option func(*options)
+// Option is a test seam of New.
+type Option func(*options)
 
 const defaultTick = 100 * time.Millisecond
 
@@ -18,18 +20,18 @@ func defaultOptions() options {
 	return options{now: time.Now, tick: defaultTick}
 }
 
-// withClock replaces the clock that stamps arrivals and decides deadlines.
-func withClock(now func() time.Time) option {
+// WithClock replaces the clock that stamps arrivals and decides deadlines.
+func WithClock(now func() time.Time) Option {
 	return func(o *options) { o.now = now }
 }
 
-// withSynchronous processes every ConsumeTraces inline on the caller's goroutine instead of
-// on shard goroutines; callers must not call ConsumeTraces concurrently.
-func withSynchronous() option {
+// WithSynchronous processes every ConsumeTraces inline on the caller's goroutine instead of on
+// shard goroutines; callers must not call ConsumeTraces concurrently.
+func WithSynchronous() Option {
 	return func(o *options) { o.synchronous = true }
 }
 
-// withTick sets how often idle shards check deadlines.
-func withTick(d time.Duration) option {
+// WithTick sets how often idle shards check deadlines.
+func WithTick(d time.Duration) Option {
 	return func(o *options) { o.tick = d }
 }

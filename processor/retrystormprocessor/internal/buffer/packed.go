@@ -1,4 +1,4 @@
-package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
 import (
 	"time"
@@ -13,7 +13,7 @@ import (
 // collection while it waits; encoded as OTLP it is one pointer-free byte run it neither
 // marks nor scans, in about two thirds of the heap. Spans are packed where they will wait
 // and most will be dropped unread:
-//   - a trace settled clean on its root's arrival (settle), held for root_grace only in
+//   - a trace proven clean on its root's arrival (triageAtRoot), held for root_grace only in
 //     case a straggler voids that verdict, when it will wait compactHold or more
 //     (waitsLong);
 //   - the spans of a trace still waiting for its root compactHold after a piece of it
@@ -22,7 +22,7 @@ import (
 //     arrived stay packed; the spans of a trace showing one are compacted instead.
 //
 // Packed spans are decoded again only when they must be read: the trace's root arrives
-// (settle triages the whole trace), memory pressure or its decision examines it, or
+// (triageAtRoot triages the whole trace), memory pressure or its decision examines it, or
 // sampling keeps it. Dropped, as most are, their bytes are simply let go. Encoding costs
 // about what the collections it spares cost over a few seconds, so nothing is packed that
 // is decided sooner than compactHold: under the default 2s root_grace a trace that arrives
@@ -48,8 +48,8 @@ func (s *shard) age(now time.Time) {
 		pt := e.pt
 		pt.aging = false
 		switch {
-		case pt.decided || !pt.rootAt.IsZero() || !s.waitsLong(pt, now):
-		case pt.errorSeen || pt.flagged:
+		case pt.state == decided || !pt.rootAt.IsZero() || !s.waitsLong(pt, now):
+		case pt.errorSeen || pt.state == signalled:
 			s.compact(pt)
 		default:
 			s.pack(pt)
@@ -102,8 +102,8 @@ func (s *shard) unpack(pt *pendingTrace) {
 	lost := pt.packedSpans
 	pt.packed, pt.packedSpans = nil, 0
 	if err != nil {
-		s.tel.droppedSpans(dropUnpackError, int64(lost))
-		if !pt.decided { // a decided trace left the span count already
+		s.tel.droppedSpans(DropUnpackError, int64(lost))
+		if pt.state != decided { // a decided trace left the span count already
 			s.spans -= int64(lost)
 		}
 		s.logger.Error("dropped the spans of a buffered trace that could not be decoded again", zap.Error(err))

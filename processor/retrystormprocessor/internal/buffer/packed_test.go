@@ -1,4 +1,4 @@
-package retrystormprocessor
+package buffer
 
 import (
 	"testing"
@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/retrystorm/retrystorm/internal/tracespans"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
@@ -22,15 +23,15 @@ func longGraceConfig() *Config {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	cfg.RootGrace = 10 * time.Second
-	cfg.Sampling.CleanPercent = 0
+	cfg.Sampling.Clean = 0
 	return cfg
 }
 
 func heldTrace(h *harness, id pcommon.TraceID) *pendingTrace {
-	h.t.Helper()
-	h.settle()
-	pt, ok := h.p.shards[0].traces[id]
-	require.True(h.t, ok, "the trace is buffered")
+	h.T.Helper()
+	h.CatchUp()
+	pt, ok := h.buffer.shards[0].traces[id]
+	require.True(h.T, ok, "the trace is buffered")
 	return pt
 }
 
@@ -39,28 +40,28 @@ func heldTrace(h *harness, id pcommon.TraceID) *pendingTrace {
 // held as it came; a storm is never packed.
 func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 	h := newHarness(t, longGraceConfig(), nil)
-	h.consume(cleanTrace(traceID(1), "lookup", "quote"))
-	h.consume(stormTrace(traceID(2)))
-	clean := heldTrace(h, traceID(1))
+	h.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "lookup", "quote"))
+	h.Consume(buffertest.StormTrace(buffertest.TraceID(2)))
+	clean := heldTrace(h, buffertest.TraceID(1))
 	require.NotNil(t, clean.packed, "settled clean, packed")
 	assert.Zero(t, clean.set.Len(), "nothing decoded is held")
 	assert.Nil(t, clean.arrivals)
 	assert.Equal(t, 3, clean.held())
-	assert.Equal(t, pieceSize(cleanTrace(traceID(1), "lookup", "quote")), int64(len(clean.packed)), "the encoding is the OTLP size")
-	assert.Nil(t, heldTrace(h, traceID(2)).packed, "a storm is analysed at its decision, as it came")
-	want := pieceSize(cleanTrace(traceID(1), "lookup", "quote")) + pieceSize(stormTrace(traceID(2)))
-	assert.Equal(t, want, h.sum(metadata.MetricBufferedBytes))
-	assert.EqualValues(t, 3+4, h.sum(metadata.MetricBufferedSpans))
+	assert.Equal(t, pieceSize(buffertest.CleanTrace(buffertest.TraceID(1), "lookup", "quote")), int64(len(clean.packed)), "the encoding is the OTLP size")
+	assert.Nil(t, heldTrace(h, buffertest.TraceID(2)).packed, "a storm is analysed at its decision, as it came")
+	want := pieceSize(buffertest.CleanTrace(buffertest.TraceID(1), "lookup", "quote")) + pieceSize(buffertest.StormTrace(buffertest.TraceID(2)))
+	assert.Equal(t, want, h.Sum(metadata.MetricBufferedBytes))
+	assert.EqualValues(t, 3+4, h.Sum(metadata.MetricBufferedSpans))
 
 	short := newHarness(t, func() *Config { c := longGraceConfig(); c.RootGrace = 2 * time.Second; return c }(), nil)
-	short.consume(cleanTrace(traceID(1), "lookup"))
-	assert.Nil(t, heldTrace(short, traceID(1)).packed, "decided within 2s: held as it came")
+	short.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "lookup"))
+	assert.Nil(t, heldTrace(short, buffertest.TraceID(1)).packed, "decided within 2s: held as it came")
 
-	h.advance(10 * time.Second)
-	got := sinkSpans(h.sink)
-	assert.NotContains(t, got, traceID(1), "dropped without being decoded again")
-	assert.Len(t, got[traceID(2)], 4)
-	h.conservation()
+	h.Advance(10 * time.Second)
+	got := buffertest.SinkSpans(h.Sink)
+	assert.NotContains(t, got, buffertest.TraceID(1), "dropped without being decoded again")
+	assert.Len(t, got[buffertest.TraceID(2)], 4)
+	h.Conservation()
 }
 
 // TestAPackedTraceSamplingKeepsLeavesWhole: a packed trace that sampling keeps is decoded,
@@ -68,15 +69,15 @@ func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 // came with.
 func TestAPackedTraceSamplingKeepsLeavesWhole(t *testing.T) {
 	cfg := longGraceConfig()
-	cfg.Hashing.RedactPayloads = false
-	cfg.Sampling.Tools = map[string]ToolSamplingConfig{"charge_card": {CleanPercent: 100}}
+	cfg.RedactPayloads = false
+	cfg.Sampling.Tools = map[string]float64{"charge_card": 100}
 	h := newHarness(t, cfg, nil)
-	h.consume(cleanTrace(traceID(1), "charge_card", "lookup"))
-	require.NotNil(t, heldTrace(h, traceID(1)).packed)
-	h.advance(10 * time.Second)
+	h.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "charge_card", "lookup"))
+	require.NotNil(t, heldTrace(h, buffertest.TraceID(1)).packed)
+	h.Advance(10 * time.Second)
 
-	want := cleanTrace(traceID(1), "charge_card", "lookup")
-	got := sinkSpans(h.sink)[traceID(1)]
+	want := buffertest.CleanTrace(buffertest.TraceID(1), "charge_card", "lookup")
+	got := buffertest.SinkSpans(h.Sink)[buffertest.TraceID(1)]
 	require.Len(t, got, 3)
 	byID := map[pcommon.SpanID]ptrace.Span{}
 	for _, s := range got {
@@ -95,12 +96,12 @@ func TestAPackedTraceSamplingKeepsLeavesWhole(t *testing.T) {
 			assert.Equal(t, v.AsRaw(), o.AsRaw())
 		}
 	}
-	rs := h.sink.AllTraces()[0].ResourceSpans().At(0)
+	rs := h.Sink.AllTraces()[0].ResourceSpans().At(0)
 	assert.Equal(t, "checkout-agent", rs.Resource().Attributes().AsRaw()["service.name"])
 	assert.Equal(t, "agent-sdk", rs.ScopeSpans().At(0).Scope().Name())
-	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("decision", "kept"), attribute.String("reason", "clean")))
-	assert.EqualValues(t, 2, h.sum(metadata.MetricToolAttempts), "counted once")
-	h.conservation()
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("decision", "kept"), attribute.String("reason", "clean")))
+	assert.EqualValues(t, 2, h.Sum(metadata.MetricToolAttempts), "counted once")
+	h.Conservation()
 }
 
 // TestAStragglerVoidsAPackedTracesVerdict: a span arriving after a packed trace's root is
@@ -108,28 +109,28 @@ func TestAPackedTraceSamplingKeepsLeavesWhole(t *testing.T) {
 // attempt makes the packed clean trace a storm.
 func TestAStragglerVoidsAPackedTracesVerdict(t *testing.T) {
 	h := newHarness(t, longGraceConfig(), nil)
-	h.consume(chargeCardTrace(traceID(1), false))
-	require.NotNil(t, heldTrace(h, traceID(1)).packed)
+	h.Consume(buffertest.ChargeCardTrace(buffertest.TraceID(1), false))
+	require.NotNil(t, heldTrace(h, buffertest.TraceID(1)).packed)
 
-	h.consume(lateAttempt(traceID(1), "charge_card", "call-1", 900))
-	pt := heldTrace(h, traceID(1))
+	h.Consume(buffertest.LateAttempt(buffertest.TraceID(1), "charge_card", "call-1", 900))
+	pt := heldTrace(h, buffertest.TraceID(1))
 	assert.Nil(t, pt.settled, "the verdict is void")
 	assert.NotNil(t, pt.packed, "not decoded before it must be read")
 	assert.Equal(t, 1, pt.set.Len())
 	assert.Len(t, pt.arrivals, 1, "the straggler is noted")
 	assert.Equal(t, 3, pt.held())
 
-	h.advance(10 * time.Second)
-	assert.Len(t, sinkSpans(h.sink)[traceID(1)], 3)
-	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("reason", "storm")))
-	h.conservation()
+	h.Advance(10 * time.Second)
+	assert.Len(t, buffertest.SinkSpans(h.Sink)[buffertest.TraceID(1)], 3)
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("reason", "storm")))
+	h.Conservation()
 }
 
 // rootOf is trace id's root span alone, as the builders make it.
 func rootOf(id pcommon.TraceID) ptrace.Traces {
-	b := newSpanBuilder(id)
-	b.root()
-	return b.td
+	b := buffertest.NewSpanBuilder(id)
+	b.Root()
+	return b.Traces
 }
 
 // TestAWaitingTraceIsPackedAsItAges: the spans of a trace waiting for its root are packed
@@ -137,22 +138,22 @@ func rootOf(id pcommon.TraceID) ptrace.Traces {
 // the root arrives: the decision and what is forwarded are those of the same spans never
 // packed.
 func TestAWaitingTraceIsPackedAsItAges(t *testing.T) {
-	id := traceID(1)
+	id := buffertest.TraceID(1)
 	run := func(gap time.Duration) (*harness, map[pcommon.TraceID][]ptrace.Span) {
 		cfg := testConfig()
 		cfg.NumShards = 1
 		h := newHarness(t, cfg, nil)
 		pieces := []ptrace.Traces{
-			withoutRoot(chargeCardTrace(id, false)),
-			lateAttempt(id, "charge_card", "call-1", 900),
+			buffertest.WithoutRoot(buffertest.ChargeCardTrace(id, false)),
+			buffertest.LateAttempt(id, "charge_card", "call-1", 900),
 			rootOf(id),
 		}
 		for i, td := range pieces {
-			h.consume(td)
+			h.Consume(td)
 			pt := heldTrace(h, id)
 			if gap >= compactHold && i < 2 {
 				assert.Equal(t, 1, pt.set.Len(), "piece %d held as it came at first", i)
-				h.advance(gap)
+				h.Advance(gap)
 				pt = heldTrace(h, id)
 				assert.Zero(t, pt.set.Len(), "piece %d packed as it aged", i)
 				assert.Equal(t, i+1, pt.packedSpans)
@@ -168,9 +169,9 @@ func TestAWaitingTraceIsPackedAsItAges(t *testing.T) {
 			assert.Equal(t, span.SpanID(), pt.arrivals[i].ID, "the notes follow the spans")
 			i++
 		}
-		h.advance(2 * time.Second)
-		h.conservation()
-		return h, sinkSpans(h.sink)
+		h.Advance(2 * time.Second)
+		h.Conservation()
+		return h, buffertest.SinkSpans(h.Sink)
 	}
 	aged, agedOut := run(compactHold)
 	fresh, freshOut := run(0)
@@ -182,8 +183,8 @@ func TestAWaitingTraceIsPackedAsItAges(t *testing.T) {
 		assert.Equal(t, want.Status().Code(), span.Status().Code())
 	}
 	storm := attribute.String("reason", "storm")
-	assert.EqualValues(t, 1, aged.sum(metadata.MetricTraces, storm))
-	assert.EqualValues(t, 1, fresh.sum(metadata.MetricTraces, storm))
+	assert.EqualValues(t, 1, aged.Sum(metadata.MetricTraces, storm))
+	assert.EqualValues(t, 1, fresh.Sum(metadata.MetricTraces, storm))
 }
 
 // TestAPackedWaitingTraceIsDecidedWhole: a trace whose root never arrives is decided at
@@ -193,13 +194,13 @@ func TestAPackedWaitingTraceIsDecidedWhole(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	h := newHarness(t, cfg, nil)
-	h.consume(withoutRoot(chargeCardTrace(traceID(1), false, false)))
-	h.advance(compactHold)
-	require.NotNil(t, heldTrace(h, traceID(1)).packed)
-	h.advance(cfg.DecisionWait)
-	assert.Len(t, sinkSpans(h.sink)[traceID(1)], 2)
-	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("reason", "storm")))
-	h.conservation()
+	h.Consume(buffertest.WithoutRoot(buffertest.ChargeCardTrace(buffertest.TraceID(1), false, false)))
+	h.Advance(compactHold)
+	require.NotNil(t, heldTrace(h, buffertest.TraceID(1)).packed)
+	h.Advance(cfg.DecisionWait)
+	assert.Len(t, buffertest.SinkSpans(h.Sink)[buffertest.TraceID(1)], 2)
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("reason", "storm")))
+	h.Conservation()
 }
 
 // TestPackedTracesUnderPressureAndAtShutdown: memory pressure and shutdown decide packed
@@ -207,24 +208,24 @@ func TestAPackedWaitingTraceIsDecidedWhole(t *testing.T) {
 // undecodable once it is packed, and no decoding is attempted.
 func TestPackedTracesUnderPressureAndAtShutdown(t *testing.T) {
 	cfg := longGraceConfig()
-	one := pieceSize(cleanTrace(traceID(0), "lookup"))
+	one := pieceSize(buffertest.CleanTrace(buffertest.TraceID(0), "lookup"))
 	cfg.MaxBufferedBytes = 3 * one
-	h := newHarness(t, cfg, nil, withSynchronous())
+	h := newHarness(t, cfg, nil, WithSynchronous())
 	for i := range 10 {
-		h.consume(cleanTrace(traceID(uint64(i)), "lookup"))
-		pt, ok := h.p.shards[0].traces[traceID(uint64(i))]
+		h.Consume(buffertest.CleanTrace(buffertest.TraceID(uint64(i)), "lookup"))
+		pt, ok := h.buffer.shards[0].traces[buffertest.TraceID(uint64(i))]
 		require.True(t, ok)
 		require.NotNil(t, pt.packed)
 		pt.packed = []byte{0xff, 0xff, 0xff}
 	}
-	assert.LessOrEqual(t, h.sum(metadata.MetricBufferedBytes), cfg.MaxBufferedBytes)
-	assert.Positive(t, h.sum(metadata.MetricEarlyDecisions, causeAttr(causeMemoryPressure)))
-	require.NoError(t, h.shutdown(t.Context()))
-	assert.Empty(t, sinkSpans(h.sink))
-	assert.EqualValues(t, 20, h.sum(metadata.MetricSpansDropped, causeAttr(dropSampledOut)), "a root and a call each")
-	assert.EqualValues(t, 10, h.sum(metadata.MetricToolAttempts))
-	assert.Zero(t, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)), "nothing was decoded")
-	h.conservation()
+	assert.LessOrEqual(t, h.Sum(metadata.MetricBufferedBytes), cfg.MaxBufferedBytes)
+	assert.Positive(t, h.Sum(metadata.MetricEarlyDecisions, causeAttr(CauseMemoryPressure)))
+	require.NoError(t, h.Shutdown(t.Context()))
+	assert.Empty(t, buffertest.SinkSpans(h.Sink))
+	assert.EqualValues(t, 20, h.Sum(metadata.MetricSpansDropped, causeAttr(DropSampledOut)), "a root and a call each")
+	assert.EqualValues(t, 10, h.Sum(metadata.MetricToolAttempts))
+	assert.Zero(t, h.Sum(metadata.MetricSpansDropped, causeAttr(DropUnpackError)), "nothing was decoded")
+	h.Conservation()
 }
 
 // TestAPackedTraceThatCannotBeDecodedIsCounted: bytes pack wrote always decode; were they
@@ -233,31 +234,31 @@ func TestPackedTracesUnderPressureAndAtShutdown(t *testing.T) {
 // voided, and at a decision to keep.
 func TestAPackedTraceThatCannotBeDecodedIsCounted(t *testing.T) {
 	cfg := longGraceConfig()
-	cfg.Sampling.Tools = map[string]ToolSamplingConfig{"charge_card": {CleanPercent: 100}}
-	h := newHarness(t, cfg, nil, withSynchronous())
-	h.consume(cleanTrace(traceID(1), "charge_card"))
-	h.consume(cleanTrace(traceID(3), "lookup"))
-	h.consume(withoutRoot(cleanTrace(traceID(4), "lookup")))
-	h.clock.Advance(compactHold)
-	h.consume(cleanTrace(traceID(5), "lookup")) // synchronous: an arrival ages what is due
-	for _, id := range []pcommon.TraceID{traceID(1), traceID(3), traceID(4)} {
-		pt := h.p.shards[0].traces[id]
+	cfg.Sampling.Tools = map[string]float64{"charge_card": 100}
+	h := newHarness(t, cfg, nil, WithSynchronous())
+	h.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "charge_card"))
+	h.Consume(buffertest.CleanTrace(buffertest.TraceID(3), "lookup"))
+	h.Consume(buffertest.WithoutRoot(buffertest.CleanTrace(buffertest.TraceID(4), "lookup")))
+	h.Clock.Advance(compactHold)
+	h.Consume(buffertest.CleanTrace(buffertest.TraceID(5), "lookup")) // synchronous: an arrival ages what is due
+	for _, id := range []pcommon.TraceID{buffertest.TraceID(1), buffertest.TraceID(3), buffertest.TraceID(4)} {
+		pt := h.buffer.shards[0].traces[id]
 		require.NotNil(t, pt.packed)
 		pt.packed = []byte{0xff, 0xff, 0xff}
 	}
 	// Trace 4's root meets its undecodable spans on arrival.
-	h.consume(rootOf(traceID(4)))
-	assert.EqualValues(t, 1, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
+	h.Consume(rootOf(buffertest.TraceID(4)))
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricSpansDropped, causeAttr(DropUnpackError)))
 	// A straggler of trace 3 is held beside its spans.
-	h.consume(lateAttempt(traceID(3), "lookup", "call-7", 900))
-	assert.EqualValues(t, 1, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
-	h.conservation()
+	h.Consume(buffertest.LateAttempt(buffertest.TraceID(3), "lookup", "call-7", 900))
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricSpansDropped, causeAttr(DropUnpackError)))
+	h.Conservation()
 	// Trace 3 meets them at its decision, and trace 1, which sampling keeps, at its own.
-	h.clock.Advance(10 * time.Second)
-	h.consume(cleanTrace(traceID(2), "lookup")) // an arrival decides what is due
-	assert.NotContains(t, sinkSpans(h.sink), traceID(1))
-	assert.EqualValues(t, 5, h.sum(metadata.MetricSpansDropped, causeAttr(dropUnpackError)))
-	h.conservation()
+	h.Clock.Advance(10 * time.Second)
+	h.Consume(buffertest.CleanTrace(buffertest.TraceID(2), "lookup")) // an arrival decides what is due
+	assert.NotContains(t, buffertest.SinkSpans(h.Sink), buffertest.TraceID(1))
+	assert.EqualValues(t, 5, h.Sum(metadata.MetricSpansDropped, causeAttr(DropUnpackError)))
+	h.Conservation()
 }
 
 // TestNothingIsPackedThatIsDecidedSoon: spans are made compact only when their trace will
@@ -274,26 +275,26 @@ func TestNothingIsPackedThatIsDecidedSoon(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := longGraceConfig() // root_grace 10s, decision_wait 30s
-			id := traceID(1)
+			id := buffertest.TraceID(1)
 			// The root arrives late: settled, packed only with compactHold left.
 			h := newHarness(t, cfg, nil)
-			h.consume(withoutRoot(chargeCardTrace(id, false)))
-			h.advance(tc.late)
-			h.consume(rootOf(id))
+			h.Consume(buffertest.WithoutRoot(buffertest.ChargeCardTrace(id, false)))
+			h.Advance(tc.late)
+			h.Consume(rootOf(id))
 			pt := heldTrace(h, id)
 			require.NotNil(t, pt.settled)
 			assert.Equal(t, tc.packed, pt.packed != nil, "settled trace packed")
-			h.conservation()
+			h.Conservation()
 
 			// A piece arrives late and ages: packed only with compactHold left.
 			g := newHarness(t, cfg, nil)
-			g.consume(withoutRoot(chargeCardTrace(id, false)))
-			g.advance(tc.late - compactHold)
-			g.consume(lateAttempt(id, "charge_card", "call-2", 900))
-			g.advance(compactHold) // the first piece aged long ago; the second ages now
+			g.Consume(buffertest.WithoutRoot(buffertest.ChargeCardTrace(id, false)))
+			g.Advance(tc.late - compactHold)
+			g.Consume(buffertest.LateAttempt(id, "charge_card", "call-2", 900))
+			g.Advance(compactHold) // the first piece aged long ago; the second ages now
 			pt = heldTrace(g, id)
 			assert.Equal(t, tc.packed, pt.set.Len() == 0, "the late piece packed")
-			g.conservation()
+			g.Conservation()
 		})
 	}
 }

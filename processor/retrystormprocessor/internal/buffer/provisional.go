@@ -1,4 +1,4 @@
-package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
 import (
 	"sync/atomic"
@@ -30,11 +30,11 @@ const (
 )
 
 // provisionalCause names a mark for the late_signals metric and the log.
-func provisionalCause(mark uint8) string {
+func provisionalCause(mark uint8) Cause {
 	if mark == markTraceBytes {
-		return causeTraceBytes
+		return CauseTraceBytes
 	}
-	return causeMemoryPressure
+	return CauseMemoryPressure
 }
 
 // provisionalRest is what a pending trace that is the rest of a provisionally decided trace
@@ -49,11 +49,11 @@ type provisionalRest struct {
 // decision made early under memory pressure or past max_trace_bytes is provisional, and
 // so is any decision on the rest of a trace decided provisionally before (with the mark of
 // that first decision, unless this one has a cause of its own).
-func decisionMark(pt *pendingTrace, cause string) uint8 {
+func decisionMark(pt *pendingTrace, cause Cause) uint8 {
 	switch {
-	case cause == causeMemoryPressure:
+	case cause == CauseMemoryPressure:
 		return markMemoryPressure
-	case cause == causeTraceBytes:
+	case cause == CauseTraceBytes:
 		return markTraceBytes
 	case pt.rest != nil:
 		return pt.rest.mark
@@ -128,7 +128,7 @@ func (s *shard) restAnalysed(pt *pendingTrace, tr *analysis.Trace) {
 		}
 		s.logger.Warn("a signal arrived after its trace was decided provisionally; analysed the rest of the trace on its own",
 			zap.String("trace.id", pt.id.String()),
-			zap.String("late_signal.cause", cause),
+			zap.String("late_signal.cause", cause.String()),
 			zap.String("late_signal.reason", reason),
 			zap.String("late_signal.first_decision", first),
 			zap.Int("late_signal.spans", pt.held()),

@@ -1,4 +1,4 @@
-package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
 import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -39,11 +39,12 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 // fingerprint known for the trace now.
 func (s *shard) redactLate(set *spanSet, known *redact.Values) *redact.Values {
 	b := s.redactor.Values()
+	x := s.analyzer.Extractor()
 	var tools []ptrace.Span
 	for res, span := range set.All() {
-		if s.recognizer.IsToolSpan(span) {
+		if x.IsToolSpan(span) {
 			b.Add(span)
-			b.Exclude(s.recognizer.Extract(span, res).ToolName)
+			b.Exclude(x.Extract(span, res).ToolName)
 			tools = append(tools, span)
 		}
 	}

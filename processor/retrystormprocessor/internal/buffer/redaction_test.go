@@ -1,4 +1,4 @@
-package retrystormprocessor
+package buffer
 
 import (
 	"strings"
@@ -7,11 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/retrystorm/retrystorm/internal/fixtures"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 )
 
 // TestRedactionOfRealSDKCaptures sends each trace captured from a real agent SDK
@@ -28,16 +27,16 @@ func TestRedactionOfRealSDKCaptures(t *testing.T) {
 			requests, truth := fixtures.LoadCapture(t, name)
 			require.NotEmpty(t, truth.RawValues)
 			cfg := testConfig()
-			cfg.Sampling.CleanPercent = 100
+			cfg.Sampling.Clean = 100
 			h := newHarness(t, cfg, nil)
 			for _, td := range requests {
-				h.consume(td)
+				h.Consume(td)
 			}
-			h.advance(cfg.DecisionWait + time.Second)
-			require.NoError(t, h.shutdown(t.Context()))
-			out := h.sink.AllTraces()
+			h.Advance(cfg.DecisionWait + time.Second)
+			require.NoError(t, h.Shutdown(t.Context()))
+			out := h.Sink.AllTraces()
 			require.NotEmpty(t, out, "nothing forwarded")
-			text := allStrings(out)
+			text := buffertest.AllStrings(out)
 			for _, v := range truth.RawValues {
 				if strings.Contains(text, v) {
 					t.Errorf("raw tool payload %q reached the output at %s", v, whereIs(out, v))
@@ -48,13 +47,13 @@ func TestRedactionOfRealSDKCaptures(t *testing.T) {
 				t.Error("no payload copy was replaced by a marker: the message structures were not rewritten")
 			}
 			for _, k := range []string{"gen_ai.input.messages", "gen_ai.output.messages", "ai.prompt.messages", "mastra.model_step.output"} {
-				for _, v := range attrValues(out, k) {
+				for _, v := range buffertest.AttrValues(out, k) {
 					if !gjson.Valid(v) {
 						t.Errorf("%s no longer parses: %.200s", k, v)
 					}
 				}
 			}
-			require.Positive(t, h.sum("otelcol_processor_retry_storm_redactions"), "redactions not counted")
+			require.Positive(t, h.Sum("otelcol_processor_retry_storm_redactions"), "redactions not counted")
 			t.Logf("%d raw values searched in %d bytes; %d markers", len(truth.RawValues), len(text), markers)
 		})
 	}
@@ -71,24 +70,24 @@ func TestRedactionOfLateSpansOfRealSDKCaptures(t *testing.T) {
 			requests, truth := fixtures.LoadCapture(t, name)
 			require.Greater(t, len(requests), 2, "the capture must arrive in pieces")
 			cfg := testConfig()
-			cfg.Sampling.CleanPercent = 100
+			cfg.Sampling.Clean = 100
 			h := newHarness(t, cfg, nil)
 			for _, td := range requests[:len(requests)-1] {
-				h.consume(td)
+				h.Consume(td)
 			}
-			h.advance(cfg.DecisionWait + time.Second)
-			require.Positive(t, h.sink.SpanCount(), "the first pieces were not decided and kept")
+			h.Advance(cfg.DecisionWait + time.Second)
+			require.Positive(t, h.Sink.SpanCount(), "the first pieces were not decided and kept")
 			last := requests[len(requests)-1]
-			for _, s := range allSpans(last) {
+			for _, s := range buffertest.AllSpans(last) {
 				s.Attributes().PutStr("app.debug.note", "saw "+strings.Join(truth.RawValues, " and "))
 			}
-			h.consume(last)
-			h.settle()
-			require.Equal(t, int64(last.SpanCount()), h.sum("otelcol_processor_retry_storm_late_spans"))
-			text := allStrings(h.sink.AllTraces())
+			h.Consume(last)
+			h.CatchUp()
+			require.Equal(t, int64(last.SpanCount()), h.Sum("otelcol_processor_retry_storm_late_spans"))
+			text := buffertest.AllStrings(h.Sink.AllTraces())
 			for _, v := range truth.RawValues {
 				if strings.Contains(text, v) {
-					t.Errorf("raw tool payload %q reached the output at %s", v, whereIs(h.sink.AllTraces(), v))
+					t.Errorf("raw tool payload %q reached the output at %s", v, whereIs(h.Sink.AllTraces(), v))
 				}
 			}
 		})
@@ -101,76 +100,31 @@ func TestRedactionOfLateSpansOfRealSDKCaptures(t *testing.T) {
 func TestRedactionCopiesSharedResources(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.Sampling.CleanPercent = 0
+	cfg.Sampling.Clean = 0
 	h := newHarness(t, cfg, nil)
-	td := chargeCardTrace(traceID(1), true, false)
+	td := buffertest.ChargeCardTrace(buffertest.TraceID(1), true, false)
 	secret := "tok_shared_resource_123"
 	args := `{"token":"` + secret + `"}`
-	for _, s := range allSpans(td) {
+	for _, s := range buffertest.AllSpans(td) {
 		if _, ok := s.Attributes().Get("gen_ai.tool.call.arguments"); ok {
 			s.Attributes().PutStr("gen_ai.tool.call.arguments", args)
 		}
 	}
 	td.ResourceSpans().At(0).Resource().Attributes().PutStr("deployment.note", "built for "+secret)
-	h.consume(td)
-	h.advance(cfg.DecisionWait + time.Second)
-	require.NotZero(t, h.sink.SpanCount())
-	require.NotContains(t, allStrings(h.sink.AllTraces()), secret)
+	h.Consume(td)
+	h.Advance(cfg.DecisionWait + time.Second)
+	require.NotZero(t, h.Sink.SpanCount())
+	require.NotContains(t, buffertest.AllStrings(h.Sink.AllTraces()), secret)
 	// The request as the caller sent it still holds the value: only the copy was scrubbed.
 	v, _ := td.ResourceSpans().At(0).Resource().Attributes().Get("deployment.note")
 	require.Contains(t, v.Str(), secret)
-}
-
-func allSpans(td ptrace.Traces) []ptrace.Span {
-	var out []ptrace.Span
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, s := range ss.Spans().All() {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
-// allStrings is every string a backend could show of tds: resources, scopes, span names,
-// status messages, tracestate, attributes, events and links.
-func allStrings(tds []ptrace.Traces) string {
-	var b strings.Builder
-	for _, td := range tds {
-		for _, rs := range td.ResourceSpans().All() {
-			writeStrings(&b, rs.Resource().Attributes())
-			for _, ss := range rs.ScopeSpans().All() {
-				b.WriteString(ss.Scope().Name() + "\n")
-				writeStrings(&b, ss.Scope().Attributes())
-				for _, s := range ss.Spans().All() {
-					b.WriteString(s.Name() + "\n" + s.Status().Message() + "\n" + s.TraceState().AsRaw() + "\n")
-					writeStrings(&b, s.Attributes())
-					for _, e := range s.Events().All() {
-						b.WriteString(e.Name() + "\n")
-						writeStrings(&b, e.Attributes())
-					}
-					for _, l := range s.Links().All() {
-						writeStrings(&b, l.Attributes())
-					}
-				}
-			}
-		}
-	}
-	return b.String()
-}
-
-func writeStrings(b *strings.Builder, m pcommon.Map) {
-	for k, v := range m.All() {
-		b.WriteString(k + "=" + v.AsString() + "\n")
-	}
 }
 
 // whereIs names the spans and attributes holding v, for a failure message.
 func whereIs(tds []ptrace.Traces, v string) string {
 	var at []string
 	for _, td := range tds {
-		for _, s := range allSpans(td) {
+		for _, s := range buffertest.AllSpans(td) {
 			if strings.Contains(s.Name(), v) || strings.Contains(s.Status().Message(), v) {
 				at = append(at, s.Name()+" (name or status)")
 			}
@@ -192,59 +146,4 @@ func whereIs(tds []ptrace.Traces, v string) string {
 		return "a resource, scope or link"
 	}
 	return strings.Join(at, ", ")
-}
-
-func attrValues(tds []ptrace.Traces, key string) []string {
-	var out []string
-	for _, td := range tds {
-		for _, s := range allSpans(td) {
-			if v, ok := s.Attributes().Get(key); ok {
-				out = append(out, v.AsString())
-			}
-		}
-	}
-	return out
-}
-
-// TestRedactionChoicesFromConfig: delete_attributes removes whole attributes from every
-// span, keep_prompt_text: false replaces prompt text while keeping roles and tool names,
-// and each kind of redaction is counted by where it happened.
-func TestRedactionChoicesFromConfig(t *testing.T) {
-	requests, _ := fixtures.LoadCapture(t, "vercel_ai_v7")
-	cfg := testConfig()
-	cfg.Sampling.CleanPercent = 100
-	cfg.Redaction.DeleteAttributes = []string{"gen_ai.input.messages"}
-	cfg.Redaction.KeepPromptText = false
-	h := newHarness(t, cfg, nil)
-	var prompts []string
-	for _, td := range requests {
-		for _, s := range allSpans(td) {
-			if v, ok := s.Attributes().Get("gen_ai.output.messages"); ok {
-				gjson.Parse(v.Str()).ForEach(func(_, m gjson.Result) bool {
-					for _, p := range m.Get("parts").Array() {
-						if p.Get("type").Str == "text" && len(p.Get("content").Str) > 12 {
-							prompts = append(prompts, p.Get("content").Str)
-						}
-					}
-					return true
-				})
-			}
-		}
-		h.consume(td)
-	}
-	require.NotEmpty(t, prompts, "the capture has model text to redact")
-	h.advance(cfg.DecisionWait + time.Second)
-	out := h.sink.AllTraces()
-	require.Empty(t, attrValues(out, "gen_ai.input.messages"), "delete_attributes left the attribute")
-	text := allStrings(out)
-	for _, p := range prompts {
-		require.NotContains(t, text, p, "model text kept with keep_prompt_text: false")
-	}
-	for _, v := range attrValues(out, "gen_ai.output.messages") {
-		require.True(t, gjson.Valid(v))
-		require.Contains(t, v, `"role":"assistant"`, "roles stay")
-	}
-	for _, where := range []string{"tool_span", "message", "configured", "scrubbed"} {
-		require.Positive(t, h.sum("otelcol_processor_retry_storm_redactions", attribute.String("where", where)), where)
-	}
 }

@@ -1,4 +1,4 @@
-package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package retrystormprocessor
+package buffer
 
 import (
 	"strings"
@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/tracespans"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 )
 
 // batch builds one resource per entry of layout; each resource has one scope per inner
@@ -26,7 +27,7 @@ func batch(layout [][][]uint64) ptrace.Traces {
 			ss.Scope().SetVersion(string(rune('a' + s)))
 			for i, n := range traces {
 				span := ss.Spans().AppendEmpty()
-				span.SetTraceID(traceID(n))
+				span.SetTraceID(buffertest.TraceID(n))
 				span.SetSpanID(pcommon.SpanID{byte(r), byte(s), byte(i)})
 			}
 		}
@@ -93,7 +94,7 @@ func setTraces(set *spanSet) ptrace.Traces {
 
 func traceNumber(t *testing.T, id pcommon.TraceID, want map[uint64]int) uint64 {
 	for n := range want {
-		if traceID(n) == id {
+		if buffertest.TraceID(n) == id {
 			return n
 		}
 	}
@@ -116,7 +117,7 @@ func forEachResourceScopeSpan(td ptrace.Traces, f func(ptrace.ResourceSpans, ptr
 func TestShardOfSpreadsTraces(t *testing.T) {
 	counts := make([]int, 4)
 	for n := range uint64(10_000) {
-		counts[shardOf(traceID(n), 4)]++
+		counts[shardOf(buffertest.TraceID(n), 4)]++
 	}
 	for i, c := range counts {
 		assert.InDeltaf(t, 2500, c, 250, "shard %d", i)
@@ -138,13 +139,13 @@ func TestEachBufferedSpanCarriesItsArrival(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	h := newHarness(t, cfg, nil)
-	id := traceID(7)
-	for _, td := range oneSpanPer(withoutRoot(stormTrace(id))) {
-		h.consume(td)
+	id := buffertest.TraceID(7)
+	for _, td := range buffertest.OneSpanPer(buffertest.WithoutRoot(buffertest.StormTrace(id))) {
+		h.Consume(td)
 	}
-	h.consume(cleanTrace(id, "lookup"))
-	h.settle()
-	sh := h.p.shards[0]
+	h.Consume(buffertest.CleanTrace(id, "lookup"))
+	h.CatchUp()
+	sh := h.buffer.shards[0]
 	pt := sh.traces[id]
 	require.NotNil(t, pt)
 	require.Len(t, pt.arrivals, pt.set.Len())

@@ -1,4 +1,4 @@
-package retrystormprocessor
+package buffer
 
 import (
 	"testing"
@@ -13,20 +13,21 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/internal/tracespans"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
 func TestStormTraceKeptWholeAndAnnotated(t *testing.T) {
 	h := newHarness(t, testConfig(), nil)
-	id := traceID(42)
-	td := stormTrace(id)
+	id := buffertest.TraceID(42)
+	td := buffertest.StormTrace(id)
 	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceState().FromRaw("vendor=x")
-	h.consume(td)
-	h.advance(1999 * time.Millisecond)
-	require.Zero(t, h.sink.SpanCount(), "held for root_grace after the root arrived")
-	h.advance(time.Millisecond)
+	h.Consume(td)
+	h.Advance(1999 * time.Millisecond)
+	require.Zero(t, h.Sink.SpanCount(), "held for root_grace after the root arrived")
+	h.Advance(time.Millisecond)
 
-	spans := sinkSpans(h.sink)[id]
+	spans := buffertest.SinkSpans(h.Sink)[id]
 	require.Len(t, spans, 4, "root and three attempts, kept whole")
 	var attempts int
 	for _, s := range spans {
@@ -51,8 +52,8 @@ func TestStormTraceKeptWholeAndAnnotated(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 3, attempts)
-	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("decision", "kept"), attribute.String("reason", "storm")))
-	h.conservation()
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("decision", "kept"), attribute.String("reason", "storm")))
+	h.Conservation()
 }
 
 // consistentKeep is the rule of OpenTelemetry consistent probability sampling, computed
@@ -65,20 +66,20 @@ func consistentKeep(t *testing.T, pct float64, id pcommon.TraceID) (bool, sampli
 
 func TestCleanTracesFollowTheConsistentRule(t *testing.T) {
 	const n = 20_000
-	h := newHarness(t, testConfig(), nil, withSynchronous())
+	h := newHarness(t, testConfig(), nil, WithSynchronous())
 	want := map[pcommon.TraceID]bool{}
 	var th sampling.Threshold
 	for i := range n {
-		id := traceID(uint64(i))
-		h.consume(cleanTrace(id, "lookup"))
+		id := buffertest.TraceID(uint64(i))
+		h.Consume(buffertest.CleanTrace(id, "lookup"))
 		var keep bool
 		if keep, th = consistentKeep(t, 5, id); keep {
 			want[id] = true
 		}
 	}
-	h.advance(2 * time.Second)
+	h.Advance(2 * time.Second)
 
-	got := sinkSpans(h.sink)
+	got := buffertest.SinkSpans(h.Sink)
 	require.Len(t, got, len(want), "kept exactly the traces the threshold selects")
 	for id, spans := range got {
 		require.Truef(t, want[id], "trace %s kept but the rule drops it", id)
@@ -88,20 +89,20 @@ func TestCleanTracesFollowTheConsistentRule(t *testing.T) {
 		}
 	}
 	assert.InDelta(t, n*0.05, len(want), n*0.01, "the fixed ids are spread like real ones")
-	assert.EqualValues(t, len(want), h.sum(metadata.MetricTraces, attribute.String("decision", "kept"), attribute.String("reason", "clean")))
-	assert.EqualValues(t, n-len(want), h.sum(metadata.MetricTraces, attribute.String("decision", "dropped"), attribute.String("reason", "clean")))
-	h.conservation()
+	assert.EqualValues(t, len(want), h.Sum(metadata.MetricTraces, attribute.String("decision", "kept"), attribute.String("reason", "clean")))
+	assert.EqualValues(t, n-len(want), h.Sum(metadata.MetricTraces, attribute.String("decision", "dropped"), attribute.String("reason", "clean")))
+	h.Conservation()
 }
 
 func TestPerToolCleanRates(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.CleanPercent = 10
-	cfg.Sampling.Tools = map[string]ToolSamplingConfig{
-		"charge_card": {CleanPercent: 100},
-		"search_docs": {CleanPercent: 0},
-		"send_email":  {CleanPercent: 50},
+	cfg.Sampling.Clean = 10
+	cfg.Sampling.Tools = map[string]float64{
+		"charge_card": 100,
+		"search_docs": 0,
+		"send_email":  50,
 	}
-	h := newHarness(t, cfg, nil, withSynchronous())
+	h := newHarness(t, cfg, nil, WithSynchronous())
 	cases := []struct {
 		tools []string
 		pct   float64
@@ -115,8 +116,8 @@ func TestPerToolCleanRates(t *testing.T) {
 	want := map[pcommon.TraceID]bool{}
 	for c, tc := range cases {
 		for i := range 2000 {
-			id := traceID(uint64(c*100_000 + i))
-			h.consume(cleanTrace(id, tc.tools...))
+			id := buffertest.TraceID(uint64(c*100_000 + i))
+			h.Consume(buffertest.CleanTrace(id, tc.tools...))
 			if tc.pct == 0 {
 				continue
 			}
@@ -125,8 +126,8 @@ func TestPerToolCleanRates(t *testing.T) {
 			}
 		}
 	}
-	h.advance(2 * time.Second)
-	got := sinkSpans(h.sink)
+	h.Advance(2 * time.Second)
+	got := buffertest.SinkSpans(h.Sink)
 	assert.Len(t, got, len(want))
 	for id := range got {
 		assert.True(t, want[id])
@@ -134,24 +135,24 @@ func TestPerToolCleanRates(t *testing.T) {
 }
 
 func TestIncomingThresholdIsRespected(t *testing.T) {
-	h := newHarness(t, testConfig(), nil, withSynchronous())
+	h := newHarness(t, testConfig(), nil, WithSynchronous())
 	strict, _ := sampling.TValueToThreshold("fc") // 1/64, stricter than our 5%
 	loose, _ := sampling.TValueToThreshold("8")   // 50%, looser than our 5%
 	var strictIDs, looseIDs []pcommon.TraceID
 	for i := uint64(0); len(strictIDs) < 50 || len(looseIDs) < 200; i++ {
-		id := traceID(1_000_000 + i)
+		id := buffertest.TraceID(1_000_000 + i)
 		rnd := sampling.TraceIDToRandomness(id)
 		switch {
 		case strict.ShouldSample(rnd) && len(strictIDs) < 50:
 			strictIDs = append(strictIDs, id)
-			h.consume(withTraceState(cleanTrace(id, "lookup"), "ot=th:fc"))
+			h.Consume(withTraceState(buffertest.CleanTrace(id, "lookup"), "ot=th:fc"))
 		case loose.ShouldSample(rnd) && !strict.ShouldSample(rnd) && len(looseIDs) < 200:
 			looseIDs = append(looseIDs, id)
-			h.consume(withTraceState(cleanTrace(id, "lookup"), "vendor=v1,ot=th:8"))
+			h.Consume(withTraceState(buffertest.CleanTrace(id, "lookup"), "vendor=v1,ot=th:8"))
 		}
 	}
-	h.advance(2 * time.Second)
-	got := sinkSpans(h.sink)
+	h.Advance(2 * time.Second)
+	got := buffertest.SinkSpans(h.Sink)
 	for _, id := range strictIDs {
 		require.Containsf(t, got, id, "an upstream 1/64 sample is inside our 5%%: kept")
 		assert.Equal(t, "ot=th:fc", got[id][0].TraceState().AsRaw(), "never lowered")
@@ -168,14 +169,14 @@ func TestIncomingThresholdIsRespected(t *testing.T) {
 }
 
 func TestExplicitRandomnessReplacesTraceID(t *testing.T) {
-	h := newHarness(t, testConfig(), nil, withSynchronous())
+	h := newHarness(t, testConfig(), nil, WithSynchronous())
 	// rv ffffffffffffff passes any threshold; rv 00000000000000 passes only 100%.
-	h.consume(withTraceState(cleanTrace(traceID(1), "lookup"), "ot=rv:ffffffffffffff"))
-	h.consume(withTraceState(cleanTrace(traceID(2), "lookup"), "ot=rv:00000000000000"))
-	h.advance(2 * time.Second)
-	got := sinkSpans(h.sink)
-	assert.Contains(t, got, traceID(1))
-	assert.NotContains(t, got, traceID(2))
+	h.Consume(withTraceState(buffertest.CleanTrace(buffertest.TraceID(1), "lookup"), "ot=rv:ffffffffffffff"))
+	h.Consume(withTraceState(buffertest.CleanTrace(buffertest.TraceID(2), "lookup"), "ot=rv:00000000000000"))
+	h.Advance(2 * time.Second)
+	got := buffertest.SinkSpans(h.Sink)
+	assert.Contains(t, got, buffertest.TraceID(1))
+	assert.NotContains(t, got, buffertest.TraceID(2))
 }
 
 func withTraceState(td ptrace.Traces, ts string) ptrace.Traces {

@@ -1,4 +1,4 @@
-package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 // pendingTrace is a trace held until its decision.
@@ -34,13 +34,13 @@ type pendingTrace struct {
 	// for memory pressure in the input that brought its first spans.
 	input  uint64
 	rootAt time.Time
-	// errorSeen: a span in status ERROR arrived, a signal known without analysis.
+	state  traceState
+	// settled is the triage made when the root arrived, when it proved the trace clean
+	// (state provenClean). Spans arriving later void it.
+	settled *analysis.Settled
+	// errorSeen: a span in status ERROR arrived, a signal known without analysis. A trace
+	// shows one in any state.
 	errorSeen bool
-	// settled is the triage made when the root arrived, when it proved the trace clean;
-	// unproven says it did not, so the decision analyses without triaging again. Spans
-	// arriving later void both.
-	settled  *analysis.Settled
-	unproven bool
 	// packed holds packedSpans spans encoded (pack): a settled trace's, or those a trace
 	// waiting for its root held compactHold. They arrived before the spans of set, and
 	// arrivals notes only set's.
@@ -48,16 +48,37 @@ type pendingTrace struct {
 	packedSpans int
 	// compacted counts the parts of set whose attributes are compacted (keyTable).
 	compacted int
-	// aging: the trace waits in the shard's aging queue for compactHold to pass.
+	// aging: the trace waits in the shard's aging queue for compactHold to pass. It stays
+	// queued whatever its state becomes meanwhile.
 	aging bool
-	// flagged: analysis under memory pressure found a signal; the trace is held in the
-	// flagged (or setAside) queue and decided only after every clean-looking trace.
-	flagged bool
-	decided bool
 	// rest is set when the trace was decided provisionally before and these are spans
 	// that came after (provisional.go): their analysis sees only them.
 	rest *provisionalRest
 }
+
+// traceState is where a pending trace is in its life: buffered (pending, then triaged on its
+// root's arrival or set aside under memory pressure), then decided.
+type traceState uint8
+
+const (
+	// pending: buffered, nothing known of it yet.
+	pending traceState = iota
+	// provenClean: the triage made on its root's arrival proved it clean (settled holds
+	// what the decision needs). Spans arriving later make it pending again.
+	provenClean
+	// unproven: that triage did not prove it clean, so its decision analyses without
+	// triaging again. Spans arriving later make it pending again.
+	unproven
+	// signalled: analysis under memory pressure found a signal; the trace is set aside in
+	// the flagged (or setAside) queue and decided only after every clean-looking trace.
+	signalled
+	// decided: released from the buffer.
+	decided
+)
+
+// triaged reports whether the trace needs no triage at its decision: it was triaged on its
+// root's arrival, or set aside for a signal (triage only proves traces clean).
+func (st traceState) triaged() bool { return st == provenClean || st == unproven || st == signalled }
 
 // keptDecision is what late spans of a kept trace need.
 type keptDecision struct {
@@ -98,19 +119,18 @@ type shardConfig struct {
 // accounting, the deadline queues, the decision cache and an analyzer. Only its goroutine
 // (or, in synchronous mode, the caller) touches it; the gauges are atomics for the meter.
 type shard struct {
-	cfg        shardConfig
-	now        func() time.Time
-	ctx        context.Context
-	next       consumer.Traces
-	tel        *telemetry
-	logger     *zap.Logger
-	analyzer   *analysis.Analyzer
-	recognizer *toolspan.Extractor
-	redactor   *redact.Redactor
-	policy     *decision.Policy
-	sizer      ptrace.ProtoMarshaler
-	unpacker   ptrace.ProtoUnmarshaler
-	keys       *keyTable
+	cfg      shardConfig
+	now      func() time.Time
+	ctx      context.Context
+	next     consumer.Traces
+	tel      *telemetry
+	logger   *zap.Logger
+	analyzer *analysis.Analyzer
+	redactor *redact.Redactor
+	policy   *decision.Policy
+	sizer    ptrace.ProtoMarshaler
+	unpacker ptrace.ProtoUnmarshaler
+	keys     *keyTable
 
 	traces   map[pcommon.TraceID]*pendingTrace
 	inputs   uint64                    // shard inputs with pieces so far
@@ -152,7 +172,13 @@ type shard struct {
 // (agent spans run about 0.5 kB of OTLP each).
 const flushSpans = 2048
 
-func (s *shard) init() {
+// init makes the shard's state, and its analyzer and redactor from ac (the HMAC key
+// included) and rc. Each shard has its own: both hold a hasher and scratch space and are
+// not safe for concurrent use. Late spans are read with the analyzer's extractor. mem is
+// the result memory every shard's analyzer shares (nil: the stale-cache check is off).
+func (s *shard) init(ac analysis.Config, rc redact.Config, mem findings.ResultMemory) {
+	s.analyzer = analysis.New(ac, mem)
+	s.redactor = redact.New(rc, ac.Key)
 	s.traces = map[pcommon.TraceID]*pendingTrace{}
 	s.keys = newKeyTable()
 	s.cache = decisioncache.New[keptDecision](s.cfg.keptCache, s.cfg.droppedCache)
@@ -218,7 +244,7 @@ func (s *shard) step(pieces []piece, arrived time.Time) {
 		for _, pc := range pieces {
 			if pt := s.ingest(pc, s.lastArrival); pt != nil && pt.bytes > s.cfg.maxTraceBytes {
 				// One trace must not take the shard's share: decided now, provisionally.
-				s.decide(pt, now, causeTraceBytes)
+				s.decide(pt, now, CauseTraceBytes)
 			}
 			s.relievePressure(now)
 		}
@@ -246,7 +272,7 @@ func (s *shard) ingest(pc piece, now time.Time) *pendingTrace {
 		s.arrivals.Push(pt)
 	} else {
 		pt.set.add(pc.set)
-		pt.settled, pt.unproven = nil, false
+		pt.voidTriage()
 	}
 	var root ptrace.Span
 	var hasRoot, hasError bool
@@ -264,7 +290,7 @@ func (s *shard) ingest(pc piece, now time.Time) *pendingTrace {
 		pt.rootAt = now
 		s.roots.Push(pt)
 		s.rooted.Push(pt)
-		s.settle(pt, root)
+		s.triageAtRoot(pt, root)
 	}
 	if whole {
 		if pt.packed != nil {
@@ -303,7 +329,7 @@ func (s *shard) lateOf(pc piece, spans int64) (rest *provisionalRest, late bool)
 	if dropped, mark := s.cache.Dropped(pc.id); dropped {
 		if mark == markFinal {
 			s.tel.lateSpans(decisionDropped, spans)
-			s.tel.droppedSpans(dropLate, spans)
+			s.tel.droppedSpans(DropLate, spans)
 			return nil, true
 		}
 		s.tel.lateSpans(decisionProvisional, spans)
@@ -312,16 +338,16 @@ func (s *shard) lateOf(pc piece, spans int64) (rest *provisionalRest, late bool)
 	return nil, false
 }
 
-// settle triages a trace whose root just arrived, while its spans are still in the CPU's
-// caches, instead of at its deadline root_grace later, when they no longer are. Most traces
-// arrive whole with their root last, and most of those triage proves clean: sampling drops
-// them at the deadline from what triage kept, without reading a span again. A trace that
-// sampling keeps even when clean, or that shows an error span, is analysed at its
+// triageAtRoot triages a trace whose root just arrived, while its spans are still in the
+// CPU's caches, instead of at its deadline root_grace later, when they no longer are. Most
+// traces arrive whole with their root last, and most of those triage proves clean: sampling
+// drops them at the deadline from what triage kept, without reading a span again. A trace
+// that sampling keeps even when clean, or that shows an error span, is analysed at its
 // deadline and needs no triage (nor does one set aside under memory pressure, or any
 // trace when the configuration leaves triage nothing to prove); with root_grace 0 the
 // deadline is now. root is the trace's first root span, just arrived.
-func (s *shard) settle(pt *pendingTrace, root ptrace.Span) {
-	if pt.errorSeen || pt.flagged || s.cfg.rootGrace <= 0 || !s.analyzer.Triageable() {
+func (s *shard) triageAtRoot(pt *pendingTrace, root ptrace.Span) {
+	if pt.errorSeen || pt.state == signalled || s.cfg.rootGrace <= 0 || !s.analyzer.Triageable() {
 		return
 	}
 	traceState := root.TraceState().AsRaw()
@@ -331,14 +357,22 @@ func (s *shard) settle(pt *pendingTrace, root ptrace.Span) {
 	s.unpack(pt) // spans held encoded while the root was awaited
 	q := s.analyzer.TriageIndexed(s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals))
 	if q.Clean {
-		pt.settled = s.analyzer.Settle(q, traceState)
+		pt.settled, pt.state = s.analyzer.Settle(q, traceState), provenClean
 	} else {
-		pt.unproven = true
+		pt.state = unproven
 	}
 	s.analyzer.Recycle(q)
 	if pt.settled != nil && s.waitsLong(pt, pt.rootAt) {
 		s.pack(pt)
 	}
+}
+
+// voidTriage forgets the triage made on the root's arrival: spans arrived after it.
+func (pt *pendingTrace) voidTriage() {
+	if pt.state == provenClean || pt.state == unproven {
+		pt.state = pending
+	}
+	pt.settled = nil
 }
 
 // note appends the analyzer's arrival note of each span of set to notes, and reports the
@@ -393,7 +427,7 @@ func (s *shard) publish() {
 // release takes a trace out of the buffer.
 func (s *shard) release(pt *pendingTrace) {
 	delete(s.traces, pt.id)
-	pt.decided = true
+	pt.state = decided
 	s.bytes -= pt.bytes
 	s.spans -= int64(pt.held())
 }
@@ -435,13 +469,13 @@ func (s *shard) flush() {
 	out, n := s.out, s.outSpans
 	s.out, s.outSpans = ptrace.NewTraces(), 0
 	if s.ctx.Err() != nil {
-		s.tel.droppedSpans(dropShutdown, n)
+		s.tel.droppedSpans(DropShutdown, n)
 		return
 	}
 	if err := s.next.ConsumeTraces(s.ctx, out); err != nil {
-		cause := dropNextConsumerError
+		cause := DropNextConsumerError
 		if s.ctx.Err() != nil {
-			cause = dropShutdown
+			cause = DropShutdown
 		}
 		s.tel.droppedSpans(cause, n)
 		s.logger.Debug("next consumer refused kept spans", zap.Int64("spans", n), zap.Error(err))

@@ -1,4 +1,4 @@
-package retrystormprocessor
+package buffer
 
 import (
 	"encoding/json"
@@ -12,20 +12,22 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
 // staleTrace is a charge_card call whose first attempt failed and whose retry returned in
 // 2 ms, two minutes after the base: the {"ok":true} result of an earlier trace, cached.
 func staleTrace(id pcommon.TraceID) ptrace.Traces {
-	b := newSpanBuilder(id)
-	root := b.span("invoke_agent checkout", pcommon.SpanID{}, 120_000, 130_000, map[string]any{
+	b := buffertest.NewSpanBuilder(id)
+	root := b.Span("invoke_agent checkout", pcommon.SpanID{}, 120_000, 130_000, map[string]any{
 		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "checkout",
 	})
-	b.tool(root.SpanID(), "charge_card", "call-1", 120_100, true)
-	fast := b.tool(root.SpanID(), "charge_card", "call-1", 120_400, false)
+	b.Tool(root.SpanID(), "charge_card", "call-1", 120_100, true)
+	fast := b.Tool(root.SpanID(), "charge_card", "call-1", 120_400, false)
 	fast.SetEndTimestamp(fast.StartTimestamp() + pcommon.Timestamp(2*time.Millisecond))
-	return b.td
+	return b.Traces
 }
 
 // summaries returns the call summaries on the spans of one trace, by the span's name.
@@ -82,31 +84,31 @@ func TestStaleReadDecidedBeforeItsOriginal(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := testConfig()
 			cfg.NumShards = 8
-			cfg.Sampling.CleanPercent = 0
+			cfg.Sampling.Clean = 0
 			h := newHarness(t, cfg, nil)
-			stale, original := traceID(2), traceID(1)
+			stale, original := buffertest.TraceID(2), buffertest.TraceID(1)
 			if staleFirst {
-				h.consume(staleTrace(stale))
-				h.advance(2 * time.Second)
-				require.Contains(t, sinkSpans(h.sink), stale, "kept for its storm before the original arrived")
-				h.consume(chargeCardTrace(original, false))
+				h.Consume(staleTrace(stale))
+				h.Advance(2 * time.Second)
+				require.Contains(t, buffertest.SinkSpans(h.Sink), stale, "kept for its storm before the original arrived")
+				h.Consume(buffertest.ChargeCardTrace(original, false))
 			} else {
-				h.consume(chargeCardTrace(original, false))
-				h.advance(2 * time.Second)
-				h.consume(staleTrace(stale))
+				h.Consume(buffertest.ChargeCardTrace(original, false))
+				h.Advance(2 * time.Second)
+				h.Consume(staleTrace(stale))
 			}
-			h.advance(2 * time.Second)
+			h.Advance(2 * time.Second)
 
-			got := summaries(t, sinkSpans(h.sink)[stale])
+			got := summaries(t, buffertest.SinkSpans(h.Sink)[stale])
 			require.Len(t, got["execute_tool charge_card"], 1)
 			first := got["execute_tool charge_card"][0]
 			assert.Equal(t, 1, first.Revision)
-			assert.EqualValues(t, 1, h.sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
+			assert.EqualValues(t, 1, h.Sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
 			if !staleFirst {
 				assert.Contains(t, kinds(first), "stale_cache_suspect")
 				assert.Empty(t, got[lateFindingSpan])
-				assert.Zero(t, h.sum(metadata.MetricLateFindings))
-				h.conservation()
+				assert.Zero(t, h.Sum(metadata.MetricLateFindings))
+				h.Conservation()
 				return
 			}
 			assert.NotContains(t, kinds(first), "stale_cache_suspect", "not known when the trace was decided")
@@ -118,16 +120,16 @@ func TestStaleReadDecidedBeforeItsOriginal(t *testing.T) {
 			assert.Equal(t, append(kinds(first), "stale_cache_suspect"), kinds(late))
 			assert.True(t, late.Completeness().Beats(first.Completeness()), "a reader takes the revision")
 			assert.Contains(t, late.Findings[len(late.Findings)-1].Detail, original.String())
-			for _, s := range sinkSpans(h.sink)[stale] {
+			for _, s := range buffertest.SinkSpans(h.Sink)[stale] {
 				if s.Name() == lateFindingSpan {
 					assert.Equal(t, first.AttemptSpanIDs[1], s.ParentSpanID().String(), "under the attempt it concerns")
 					assert.Equal(t, 1, s.Events().Len())
 				}
 			}
-			assert.EqualValues(t, 1, h.sum(metadata.MetricLateFindings, attribute.String("outcome", "forwarded")))
-			assert.EqualValues(t, 1, h.sum(metadata.MetricStaleSuspects, attribute.String("outcome", "held")))
-			assert.EqualValues(t, 1, h.sum(metadata.MetricStaleSuspects, attribute.String("outcome", "resolved")))
-			h.conservation()
+			assert.EqualValues(t, 1, h.Sum(metadata.MetricLateFindings, attribute.String("outcome", "forwarded")))
+			assert.EqualValues(t, 1, h.Sum(metadata.MetricStaleSuspects, attribute.String("outcome", "held")))
+			assert.EqualValues(t, 1, h.Sum(metadata.MetricStaleSuspects, attribute.String("outcome", "resolved")))
+			h.Conservation()
 		})
 	}
 }
@@ -139,24 +141,25 @@ func TestStaleReadDecidedBeforeItsOriginal(t *testing.T) {
 func TestSuspectTraceIsSampledForTheFindingItMayGet(t *testing.T) {
 	for _, keepDivergence := range []float64{100, 0} {
 		cfg := testConfig()
-		cfg.Sampling.CleanPercent = 0
-		cfg.Sampling.KeepPercent.Storm, cfg.Sampling.KeepPercent.ToolError, cfg.Sampling.KeepPercent.SpanError = 0, 0, 0
-		cfg.Sampling.KeepPercent.Divergence = keepDivergence
+		cfg.Sampling.Clean = 0
+		keep := cfg.Sampling.Keep
+		keep[decision.ReasonStorm], keep[decision.ReasonToolError], keep[decision.ReasonSpanError] = 0, 0, 0
+		keep[decision.ReasonDivergence] = keepDivergence
 		h := newHarness(t, cfg, nil)
-		h.consume(staleTrace(traceID(2)))
-		h.advance(2 * time.Second)
-		h.consume(chargeCardTrace(traceID(1), false))
-		h.advance(2 * time.Second)
+		h.Consume(staleTrace(buffertest.TraceID(2)))
+		h.Advance(2 * time.Second)
+		h.Consume(buffertest.ChargeCardTrace(buffertest.TraceID(1), false))
+		h.Advance(2 * time.Second)
 		if keepDivergence == 100 {
-			assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("decision", "kept"), attribute.String("reason", "divergence")))
-			assert.Len(t, summaries(t, sinkSpans(h.sink)[traceID(2)])[lateFindingSpan], 1)
-			assert.EqualValues(t, 1, h.sum(metadata.MetricLateFindings, attribute.String("outcome", "forwarded")))
+			assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("decision", "kept"), attribute.String("reason", "divergence")))
+			assert.Len(t, summaries(t, buffertest.SinkSpans(h.Sink)[buffertest.TraceID(2)])[lateFindingSpan], 1)
+			assert.EqualValues(t, 1, h.Sum(metadata.MetricLateFindings, attribute.String("outcome", "forwarded")))
 		} else {
-			assert.NotContains(t, sinkSpans(h.sink), traceID(2))
-			assert.EqualValues(t, 1, h.sum(metadata.MetricLateFindings, attribute.String("outcome", "trace_dropped")))
-			assert.EqualValues(t, 1, h.sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")), "still a finding")
+			assert.NotContains(t, buffertest.SinkSpans(h.Sink), buffertest.TraceID(2))
+			assert.EqualValues(t, 1, h.Sum(metadata.MetricLateFindings, attribute.String("outcome", "trace_dropped")))
+			assert.EqualValues(t, 1, h.Sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")), "still a finding")
 		}
-		h.conservation()
+		h.Conservation()
 	}
 }
 
@@ -164,25 +167,25 @@ func TestSuspectTraceIsSampledForTheFindingItMayGet(t *testing.T) {
 // the suspect is counted as expired. With recheck_window 0 nothing is held.
 func TestHeldSuspectExpires(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.CleanPercent = 0
-	cfg.Divergence.StaleCache.RecheckWindow = 10 * time.Second
+	cfg.Sampling.Clean = 0
+	cfg.StaleCache.RecheckWindow = 10 * time.Second
 	h := newHarness(t, cfg, nil)
-	h.consume(staleTrace(traceID(2)))
-	h.advance(2 * time.Second)
-	h.advance(10 * time.Second)
-	h.advance(2 * time.Second)
-	h.consume(chargeCardTrace(traceID(1), false))
-	h.advance(2 * time.Second)
-	assert.Empty(t, summaries(t, sinkSpans(h.sink)[traceID(2)])[lateFindingSpan])
-	assert.EqualValues(t, 1, h.sum(metadata.MetricStaleSuspects, attribute.String("outcome", "expired")))
-	assert.Zero(t, h.sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
+	h.Consume(staleTrace(buffertest.TraceID(2)))
+	h.Advance(2 * time.Second)
+	h.Advance(10 * time.Second)
+	h.Advance(2 * time.Second)
+	h.Consume(buffertest.ChargeCardTrace(buffertest.TraceID(1), false))
+	h.Advance(2 * time.Second)
+	assert.Empty(t, summaries(t, buffertest.SinkSpans(h.Sink)[buffertest.TraceID(2)])[lateFindingSpan])
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricStaleSuspects, attribute.String("outcome", "expired")))
+	assert.Zero(t, h.Sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
 
-	cfg.Divergence.StaleCache.RecheckWindow = 0
+	cfg.StaleCache.RecheckWindow = 0
 	h = newHarness(t, cfg, nil)
-	h.consume(staleTrace(traceID(2)))
-	h.advance(2 * time.Second)
-	h.consume(chargeCardTrace(traceID(1), false))
-	h.advance(2 * time.Second)
-	assert.Zero(t, h.sum(metadata.MetricStaleSuspects, attribute.String("outcome", "held")))
-	assert.Zero(t, h.sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
+	h.Consume(staleTrace(buffertest.TraceID(2)))
+	h.Advance(2 * time.Second)
+	h.Consume(buffertest.ChargeCardTrace(buffertest.TraceID(1), false))
+	h.Advance(2 * time.Second)
+	assert.Zero(t, h.Sum(metadata.MetricStaleSuspects, attribute.String("outcome", "held")))
+	assert.Zero(t, h.Sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
 }

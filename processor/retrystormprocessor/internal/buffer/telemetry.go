@@ -1,4 +1,4 @@
-package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
 import (
 	"context"
@@ -25,18 +25,7 @@ const (
 	// decisionProvisional labels late spans held as the rest of a provisionally decided trace.
 	decisionProvisional = "provisional"
 
-	// causes of a decision
-	causeDeadline       = "deadline"
-	causeMemoryPressure = "memory_pressure"
-	causeTraceBytes     = "trace_bytes"
-	causeShutdown       = "shutdown"
-
-	// causes of a dropped span
-	dropSampledOut        = "sampled_out"
-	dropLate              = "late"
-	dropNextConsumerError = "next_consumer_error"
-	dropShutdown          = "shutdown"
-	dropUnpackError       = "unpack_error"
+	// causes of a decision and of a dropped span: Cause and DropCause (cause.go)
 
 	// where a payload was redacted
 	redactedToolSpan       = "tool_span"
@@ -81,9 +70,9 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		findings: attrOptions("kind", findings.Kinds...),
 		late:     attrOptions("decision", decisionKept, decisionDropped, decisionProvisional),
 		evicted:  attrOptions("decision", decisionKept, decisionDropped),
-		early:    attrOptions("cause", causeMemoryPressure, causeTraceBytes, causeShutdown),
+		early:    attrOptions("cause", CauseMemoryPressure.String(), CauseTraceBytes.String(), CauseShutdown.String()),
 		signals:  map[[2]string]metric.AddOption{},
-		dropped:  attrOptions("cause", dropSampledOut, dropLate, dropNextConsumerError, dropShutdown, dropUnpackError),
+		dropped:  attrOptions("cause", dropCauseNames[:]...),
 		where:    attrOptions("where", redactedWhere...),
 		suspect:  attrOptions("outcome", suspectHeld, suspectResolved, suspectExpired, suspectEvicted),
 		lateFind: attrOptions("outcome", lateForwarded, lateTraceDropped, lateNextConsumerError, lateShutdown),
@@ -93,9 +82,9 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 			t.traces[[2]string{d, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("decision", d), attribute.String("reason", r)))
 		}
 	}
-	for _, c := range []string{causeMemoryPressure, causeTraceBytes} {
+	for _, c := range []Cause{CauseMemoryPressure, CauseTraceBytes} {
 		for _, r := range decision.SignalReasons {
-			t.signals[[2]string{c, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c), attribute.String("reason", r)))
+			t.signals[[2]string{c.String(), r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c.String()), attribute.String("reason", r)))
 		}
 	}
 	return t, nil
@@ -130,8 +119,8 @@ func (t *telemetry) cacheEvicted(decision string) {
 	t.add(t.b.ProcessorRetryStormCacheEvictions, 1, t.evicted[decision])
 }
 
-func (t *telemetry) droppedSpans(cause string, n int64) {
-	t.add(t.b.ProcessorRetryStormSpansDropped, n, t.dropped[cause])
+func (t *telemetry) droppedSpans(cause DropCause, n int64) {
+	t.add(t.b.ProcessorRetryStormSpansDropped, n, t.dropped[cause.String()])
 }
 
 func (t *telemetry) lateSpans(decision string, n int64) {
@@ -140,8 +129,8 @@ func (t *telemetry) lateSpans(decision string, n int64) {
 
 // lateSignal counts the rest of a provisionally decided trace that brought a signal: the
 // cause of the provisional decision and the signal's sampling reason.
-func (t *telemetry) lateSignal(cause, reason string) {
-	t.add(t.b.ProcessorRetryStormLateSignals, 1, t.signals[[2]string{cause, reason}])
+func (t *telemetry) lateSignal(cause Cause, reason string) {
+	t.add(t.b.ProcessorRetryStormLateSignals, 1, t.signals[[2]string{cause.String(), reason}])
 }
 
 var redactedWhere = []string{redactedToolSpan, redactedIdempotencyKey, redactedMessage, redactedEvent,
@@ -207,13 +196,13 @@ func (t *telemetry) triaged(st *analysis.Settled) {
 }
 
 // decided records one trace decision.
-func (t *telemetry) decided(d decision.Decision, cause string, latency time.Duration) {
+func (t *telemetry) decided(d decision.Decision, cause Cause, latency time.Duration) {
 	outcome := decisionDropped
 	if d.Keep {
 		outcome = decisionKept
 	}
 	t.add(t.b.ProcessorRetryStormTraces, 1, t.traces[[2]string{outcome, d.Reason}])
-	if opt, early := t.early[cause]; early {
+	if opt, early := t.early[cause.String()]; early {
 		t.add(t.b.ProcessorRetryStormEarlyDecisions, 1, opt)
 	}
 	t.b.ProcessorRetryStormDecisionLatency.Record(context.Background(), latency.Seconds())

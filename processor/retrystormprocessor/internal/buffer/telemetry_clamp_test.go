@@ -1,4 +1,4 @@
-package retrystormprocessor
+package buffer
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
@@ -33,16 +34,16 @@ func withToolTimes(td ptrace.Traces, start, end pcommon.Timestamp) ptrace.Traces
 // trace was analysed (a storm) or only triaged (a clean trace sampling drops).
 func TestTimestampsPastInt64AreClampedAndCounted(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.CleanPercent = 0
-	h := newHarness(t, cfg, nil, withSynchronous())
-	h.consume(withToolTimes(stormTrace(traceID(1)), 1<<63+5, math.MaxUint64))        // 3 attempts
-	h.consume(withToolTimes(cleanTrace(traceID(2), "lookup"), 1000, math.MaxUint64)) // 1 attempt
-	h.advance(3 * time.Second)
+	cfg.Sampling.Clean = 0
+	h := newHarness(t, cfg, nil, WithSynchronous())
+	h.Consume(withToolTimes(buffertest.StormTrace(buffertest.TraceID(1)), 1<<63+5, math.MaxUint64))        // 3 attempts
+	h.Consume(withToolTimes(buffertest.CleanTrace(buffertest.TraceID(2), "lookup"), 1000, math.MaxUint64)) // 1 attempt
+	h.Advance(3 * time.Second)
 
-	assert.EqualValues(t, 3, h.sum(metadata.MetricTimestampsClamped, attribute.String("field", "start")))
-	assert.EqualValues(t, 4, h.sum(metadata.MetricTimestampsClamped, attribute.String("field", "end")))
+	assert.EqualValues(t, 3, h.Sum(metadata.MetricTimestampsClamped, attribute.String("field", "start")))
+	assert.EqualValues(t, 4, h.Sum(metadata.MetricTimestampsClamped, attribute.String("field", "end")))
 	var records []stormrecord.Record
-	for _, s := range sinkSpans(h.sink)[traceID(1)] {
+	for _, s := range buffertest.SinkSpans(h.Sink)[buffertest.TraceID(1)] {
 		if v, ok := s.Attributes().Get(stormrecord.AttrCallSummary); ok {
 			var r stormrecord.Record
 			require.NoError(t, json.Unmarshal([]byte(v.Str()), &r))
@@ -57,5 +58,5 @@ func TestTimestampsPastInt64AreClampedAndCounted(t *testing.T) {
 		assert.GreaterOrEqual(t, at.StartMSOffset, int64(0))
 		assert.GreaterOrEqual(t, at.DurationMS, int64(0))
 	}
-	h.conservation()
+	h.Conservation()
 }

@@ -1,4 +1,4 @@
-package retrystormprocessor
+package buffer
 
 import (
 	"fmt"
@@ -13,56 +13,57 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
 // mcpErrorTrace is an MCP tools/call span without a call id whose result says isError while
 // the span status is unset.
 func mcpErrorTrace(id pcommon.TraceID) ptrace.Traces {
-	b := newSpanBuilder(id)
-	root := b.root()
-	b.span("tools/call search", root.SpanID(), 100, 300, map[string]any{
+	b := buffertest.NewSpanBuilder(id)
+	root := b.Root()
+	b.Span("tools/call search", root.SpanID(), 100, 300, map[string]any{
 		"mcp.method.name": "tools/call", "gen_ai.tool.name": "search",
 		"gen_ai.tool.call.result": `{"isError": true, "content": [{"type": "text", "text": "index offline"}]}`,
 	})
-	return b.td
+	return b.Traces
 }
 
 // namelessToolTrace has a tool span that carries no tool name: an incomplete record.
 func namelessToolTrace(id pcommon.TraceID) ptrace.Traces {
-	b := newSpanBuilder(id)
-	root := b.root()
-	b.span("execute_tool", root.SpanID(), 100, 300, map[string]any{
+	b := buffertest.NewSpanBuilder(id)
+	root := b.Root()
+	b.Span("execute_tool", root.SpanID(), 100, 300, map[string]any{
 		"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.id": "c1",
 	})
-	return b.td
+	return b.Traces
 }
 
 func TestTelemetry(t *testing.T) {
 	h := newHarness(t, testConfig(), nil)
-	h.consume(stormTrace(traceID(1)))
-	h.consume(mcpErrorTrace(traceID(2)))
-	h.consume(namelessToolTrace(traceID(3)))
-	h.consume(withoutRoot(cleanTrace(traceID(4), "lookup")))
-	h.advance(2 * time.Second)
+	h.Consume(buffertest.StormTrace(buffertest.TraceID(1)))
+	h.Consume(mcpErrorTrace(buffertest.TraceID(2)))
+	h.Consume(namelessToolTrace(buffertest.TraceID(3)))
+	h.Consume(buffertest.WithoutRoot(buffertest.CleanTrace(buffertest.TraceID(4), "lookup")))
+	h.Advance(2 * time.Second)
 
-	assert.EqualValues(t, 3+1+1, h.sum(metadata.MetricToolAttempts), "decided traces only")
-	assert.EqualValues(t, 3, h.sum(metadata.MetricCalls))
-	assert.EqualValues(t, 1, h.sum(metadata.MetricDegradedCalls), "the MCP call has no call id")
-	assert.EqualValues(t, 1, h.sum(metadata.MetricIncompleteAttempts))
-	assert.EqualValues(t, 1, h.sum(metadata.MetricStormCalls, attribute.String("class", "transient_dependency"), attribute.String("tool", "charge_card")))
-	assert.EqualValues(t, 1, h.sum(metadata.MetricStatusFlipCalls))
-	assert.EqualValues(t, 1, h.sum(metadata.MetricFindings, attribute.String("kind", "incomplete_record")))
-	assert.EqualValues(t, 1, h.sum(metadata.MetricStatusRemapped))
-	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("reason", "incomplete")))
-	assert.EqualValues(t, 1, h.sum(metadata.MetricTraces, attribute.String("reason", "tool_error")))
-	assert.EqualValues(t, 3, h.sum(metadata.MetricTraces, attribute.String("decision", "kept")))
-	assert.EqualValues(t, 1, h.sum(metadata.MetricBufferedTraces), "the rootless clean trace waits")
-	assert.EqualValues(t, 1, h.sum(metadata.MetricBufferedSpans))
-	assert.Equal(t, pieceSize(withoutRoot(cleanTrace(traceID(4), "lookup"))), h.sum(metadata.MetricBufferedBytes))
-	h.conservation()
+	assert.EqualValues(t, 3+1+1, h.Sum(metadata.MetricToolAttempts), "decided traces only")
+	assert.EqualValues(t, 3, h.Sum(metadata.MetricCalls))
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricDegradedCalls), "the MCP call has no call id")
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricIncompleteAttempts))
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricStormCalls, attribute.String("class", "transient_dependency"), attribute.String("tool", "charge_card")))
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricStatusFlipCalls))
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricFindings, attribute.String("kind", "incomplete_record")))
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricStatusRemapped))
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("reason", "incomplete")))
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("reason", "tool_error")))
+	assert.EqualValues(t, 3, h.Sum(metadata.MetricTraces, attribute.String("decision", "kept")))
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricBufferedTraces), "the rootless clean trace waits")
+	assert.EqualValues(t, 1, h.Sum(metadata.MetricBufferedSpans))
+	assert.Equal(t, pieceSize(buffertest.WithoutRoot(buffertest.CleanTrace(buffertest.TraceID(4), "lookup"))), h.Sum(metadata.MetricBufferedBytes))
+	h.Conservation()
 
-	remapped := sinkSpans(h.sink)[traceID(2)]
+	remapped := buffertest.SinkSpans(h.Sink)[buffertest.TraceID(2)]
 	for _, s := range remapped {
 		if s.Name() == "tools/call search" {
 			assert.Equal(t, ptrace.StatusCodeError, s.Status().Code(), "isError remaps the status")
@@ -70,21 +71,21 @@ func TestTelemetry(t *testing.T) {
 		}
 	}
 
-	h.advance(30 * time.Second)
-	latency, err := h.tel.GetMetric(metadata.MetricDecisionLatency)
+	h.Advance(30 * time.Second)
+	latency, err := h.Tel.GetMetric(metadata.MetricDecisionLatency)
 	require.NoError(t, err)
 	hist := latency.Data.(metricdata.Histogram[float64]).DataPoints[0]
 	assert.EqualValues(t, 4, hist.Count)
 	assert.InDelta(t, 3*2+32, hist.Sum, 1e-9, "three traces after root_grace, the rootless one when the clock passed decision_wait")
-	h.conservation()
+	h.Conservation()
 }
 
 func TestEveryDesignMetricIsExported(t *testing.T) {
-	h := newHarness(t, testConfig(), nil, withSynchronous())
-	h.consume(stormTrace(traceID(1)))
-	h.consume(cleanTrace(traceID(2), "lookup"))
-	h.advance(2 * time.Second)
-	h.consume(stormTrace(traceID(1)))
+	h := newHarness(t, testConfig(), nil, WithSynchronous())
+	h.Consume(buffertest.StormTrace(buffertest.TraceID(1)))
+	h.Consume(buffertest.CleanTrace(buffertest.TraceID(2), "lookup"))
+	h.Advance(2 * time.Second)
+	h.Consume(buffertest.StormTrace(buffertest.TraceID(1)))
 	for _, name := range []string{
 		metadata.MetricSpansReceived, metadata.MetricSpansForwarded, metadata.MetricSpansDropped,
 		metadata.MetricToolAttempts, metadata.MetricCalls, metadata.MetricStormCalls,
@@ -92,23 +93,23 @@ func TestEveryDesignMetricIsExported(t *testing.T) {
 		metadata.MetricBufferedBytes, metadata.MetricBufferedTraces, metadata.MetricBufferedSpans,
 		metadata.MetricDecisionLatency,
 	} {
-		_, err := h.tel.GetMetric(name)
+		_, err := h.Tel.GetMetric(name)
 		assert.NoError(t, err)
 	}
 }
 
 func TestToolNamesAreBounded(t *testing.T) {
-	h := newHarness(t, testConfig(), nil, withSynchronous())
+	h := newHarness(t, testConfig(), nil, WithSynchronous())
 	for i := range 150 {
-		b := newSpanBuilder(traceID(uint64(i)))
-		root := b.root()
+		b := buffertest.NewSpanBuilder(buffertest.TraceID(uint64(i)))
+		root := b.Root()
 		for a := range 2 {
-			b.tool(root.SpanID(), fmt.Sprintf("tool_%03d", i), "call-1", int64(100+a*300), a == 0)
+			b.Tool(root.SpanID(), fmt.Sprintf("tool_%03d", i), "call-1", int64(100+a*300), a == 0)
 		}
-		h.consume(b.td)
+		h.Consume(b.Traces)
 	}
-	h.advance(2 * time.Second)
-	m, err := h.tel.GetMetric(metadata.MetricStormCalls)
+	h.Advance(2 * time.Second)
+	m, err := h.Tel.GetMetric(metadata.MetricStormCalls)
 	require.NoError(t, err)
 	tools := map[string]int64{}
 	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
@@ -130,15 +131,15 @@ func TestToolNameLabelsAreValidUTF8(t *testing.T) {
 func TestDecisionCacheEvictionsAreCounted(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.DecisionCache.KeptTraces = 1
-	cfg.DecisionCache.DroppedTraces = 1
-	cfg.Sampling.CleanPercent = 0
-	h := newHarness(t, cfg, nil, withSynchronous())
+	cfg.KeptTraces = 1
+	cfg.DroppedTraces = 1
+	cfg.Sampling.Clean = 0
+	h := newHarness(t, cfg, nil, WithSynchronous())
 	for i := range uint64(3) {
-		h.consume(stormTrace(traceID(10 + i)))
-		h.consume(cleanTrace(traceID(20+i), "lookup"))
+		h.Consume(buffertest.StormTrace(buffertest.TraceID(10 + i)))
+		h.Consume(buffertest.CleanTrace(buffertest.TraceID(20+i), "lookup"))
 	}
-	h.advance(3 * time.Second)
-	assert.EqualValues(t, 2, h.sum(metadata.MetricCacheEvictions, attribute.String("decision", "kept")))
-	assert.EqualValues(t, 2, h.sum(metadata.MetricCacheEvictions, attribute.String("decision", "dropped")))
+	h.Advance(3 * time.Second)
+	assert.EqualValues(t, 2, h.Sum(metadata.MetricCacheEvictions, attribute.String("decision", "kept")))
+	assert.EqualValues(t, 2, h.Sum(metadata.MetricCacheEvictions, attribute.String("decision", "dropped")))
 }
