@@ -14,7 +14,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
-// Settling: a trace is triaged when its root arrives (shard.settle) and decided root_grace
+// Settling: a trace is triaged when its root arrives (triageAtRoot) and decided root_grace
 // later from what that triage kept.
 
 // TestASettledTraceIsDecidedWithoutReadingItsSpansAgain: the decision of a trace settled
