@@ -20,32 +20,32 @@ import (
 
 // Attribute values of the processor's metrics.
 const (
-	decisionKept    = "kept"
-	decisionDropped = "dropped"
+	decisionKept    = metadata.AttributeDecisionKept
+	decisionDropped = metadata.AttributeDecisionDropped
 	// decisionProvisional labels late spans held as the rest of a provisionally decided trace.
-	decisionProvisional = "provisional"
+	decisionProvisional = metadata.AttributeLateDecisionProvisional
 
 	// causes of a decision
 	causeDeadline       = "deadline"
-	causeMemoryPressure = "memory_pressure"
-	causeTraceBytes     = "trace_bytes"
-	causeShutdown       = "shutdown"
+	causeMemoryPressure = metadata.AttributeEarlyCauseMemoryPressure
+	causeTraceBytes     = metadata.AttributeEarlyCauseTraceBytes
+	causeShutdown       = metadata.AttributeEarlyCauseShutdown
 
 	// causes of a dropped span
-	dropSampledOut        = "sampled_out"
-	dropLate              = "late"
-	dropNextConsumerError = "next_consumer_error"
-	dropShutdown          = "shutdown"
-	dropUnpackError       = "unpack_error"
+	dropSampledOut        = metadata.AttributeDropCauseSampledOut
+	dropLate              = metadata.AttributeDropCauseLate
+	dropNextConsumerError = metadata.AttributeDropCauseNextConsumerError
+	dropShutdown          = metadata.AttributeDropCauseShutdown
+	dropUnpackError       = metadata.AttributeDropCauseUnpackError
 
 	// where a payload was redacted
-	redactedToolSpan       = "tool_span"
-	redactedIdempotencyKey = "idempotency_key"
-	redactedMessage        = "message"
-	redactedEvent          = "event"
-	redactedScrubbed       = "scrubbed"
-	redactedUnparseable    = "unparseable"
-	redactedConfigured     = "configured"
+	redactedToolSpan       = metadata.AttributeWhereToolSpan
+	redactedIdempotencyKey = metadata.AttributeWhereIdempotencyKey
+	redactedMessage        = metadata.AttributeWhereMessage
+	redactedEvent          = metadata.AttributeWhereEvent
+	redactedScrubbed       = metadata.AttributeWhereScrubbed
+	redactedUnparseable    = metadata.AttributeWhereUnparseable
+	redactedConfigured     = metadata.AttributeWhereConfigured
 
 	// maxToolNames bounds the tool attribute; later names count as toolOther.
 	maxToolNames = 100
