@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -52,9 +53,24 @@ type Collected struct {
 	Metrics []metricdata.Metrics
 }
 
-// Collect reads reader, which must have seen exactly one scope.
-func Collect(t testing.TB, reader *sdkmetric.ManualReader) Collected {
+// Builder is a component's TelemetryBuilder.
+type Builder interface{ Shutdown() }
+
+// Collect makes a builder with newBuilder on a manual reader, records once on each of its
+// synchronous instruments, lets register (when set) register its callbacks, and returns
+// what the reader collected, which must be one scope.
+func Collect[B Builder](t testing.TB, newBuilder func(component.TelemetrySettings) (B, error), register func(B) error) Collected {
 	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { require.NoError(t, provider.Shutdown(context.Background())) }()
+	builder, err := newBuilder(component.TelemetrySettings{MeterProvider: provider})
+	require.NoError(t, err)
+	defer builder.Shutdown()
+	RecordOnce(t, builder)
+	if register != nil {
+		require.NoError(t, register(builder))
+	}
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, reader.Collect(context.Background(), &rm))
 	require.Len(t, rm.ScopeMetrics, 1, "one instrumentation scope")

@@ -4,9 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/retrystorm/retrystorm/internal/metadatatest"
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
@@ -15,21 +13,13 @@ import (
 // The instruments, the attribute constants and the README's telemetry table say what
 // metadata.yaml says.
 func TestMetadataAgreesWithCodeAndReadme(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer func() { require.NoError(t, provider.Shutdown(t.Context())) }()
-	builder, err := NewTelemetryBuilder(component.TelemetrySettings{MeterProvider: provider})
-	require.NoError(t, err)
-	defer builder.Shutdown()
-	metadatatest.RecordOnce(t, builder)
-
 	metadatatest.Check(t, metadatatest.Component{
 		Metadata:  "../../metadata.yaml",
 		Readme:    "../../README.md",
 		Dir:       ".",
 		Type:      Type,
 		Stability: map[string]component.StabilityLevel{"traces": TracesStability},
-		Collected: metadatatest.Collect(t, reader),
+		Collected: metadatatest.Collect(t, NewTelemetryBuilder, nil),
 	})
 }
 
