@@ -195,7 +195,7 @@ func (cfg *Config) Validate() error {
 	if cfg.DecisionCache.DroppedTraces < 0 {
 		errs = errors.Join(errs, errors.New("decision_cache.dropped_traces must not be negative"))
 	}
-	return errors.Join(errs, cfg.Sampling.validate(), cfg.Attributes.validate(), cfg.Recognition.validate(),
+	return errors.Join(errs, cfg.Sampling.validate(), cfg.Attributes.ValidateKeys("attributes"), cfg.Recognition.ValidateRules("recognition"),
 		cfg.Hashing.validate(), cfg.Redaction.validate(), cfg.Divergence.validate(), cfg.Completeness.validate())
 }
 

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 // RedactionConfig says where, beyond the tool spans, a kept trace's tool payloads are
@@ -71,9 +71,9 @@ func (r *RedactionConfig) validate() error {
 func (cfg *Config) redactConfig() redact.Config {
 	a, r := cfg.Attributes, cfg.Redaction
 	return redact.Config{
-		PayloadKeys:       toolspan.RawKeys(a.Arguments, a.Result, a.IdempotencyKey),
-		PayloadSources:    slices.Concat(a.Arguments, a.Result, a.IdempotencyKey),
-		IdempotencyKeys:   toolspan.RawKeys(a.IdempotencyKey),
+		PayloadKeys:       attrsource.RawKeys(a.Payload()...),
+		PayloadSources:    slices.Concat(a.Payload()...),
+		IdempotencyKeys:   attrsource.RawKeys(a.IdempotencyKey),
 		MessageAttributes: r.MessageAttributes,
 		FlattenedMessages: r.FlattenedMessages,
 		MessageEvents:     r.MessageEvents,

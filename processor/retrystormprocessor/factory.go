@@ -11,8 +11,10 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 const (
@@ -29,7 +31,6 @@ const (
 	// stale read that copied it, with room for a retried export.
 	defaultRecheckWindow = 2 * time.Minute
 	defaultHeldSuspects  = 10_000
-	defaultReadAsset     = "retrystorm.read.asset"
 )
 
 // NewFactory returns the factory of the retry_storm processor.
@@ -53,15 +54,15 @@ func createDefaultConfig() component.Config {
 				SpanError: defaultKeepPercent, Incomplete: defaultKeepPercent,
 			},
 		},
-		Attributes:  defaultAttributes(),
-		Recognition: defaultRecognition(),
+		Attributes:  attrsource.Defaults(),
+		Recognition: toolspan.DefaultRecognition(),
 		Status:      StatusConfig{OverrideOK: true},
 		Hashing:     HashingConfig{RedactPayloads: true},
 		Redaction:   defaultRedaction(),
 		Divergence: DivergenceConfig{
 			CaveatAttribute:      fd.CaveatAttribute,
 			CitedAssetsAttribute: fd.CitedAssetsAttribute,
-			ReadAssetAttribute:   defaultReadAsset,
+			ReadAssetAttribute:   attrsource.DefaultReadAsset,
 			StaleCache: StaleCacheConfig{
 				MaxDurationRatio:  fd.StaleCache.MaxDurationRatio,
 				MaxDuration:       fd.StaleCache.MaxDuration,

@@ -1,5 +1,6 @@
-// Package metadata holds the storm_summary exporter's type, stability and telemetry
-// instruments, written by hand in the shape mdatagen generates.
+// Package metadata holds the storm_summary exporter's type, stability, telemetry
+// instruments and attribute values, written by hand in the shape mdatagen generates from
+// the component's metadata.yaml.
 package metadata // import "github.com/retrystorm/retrystorm/exporter/stormsummaryexporter/internal/metadata"
 
 import "go.opentelemetry.io/collector/component"
@@ -12,4 +13,4 @@ var (
 )
 
 // TracesStability is the stability of the traces pipeline of the exporter.
-const TracesStability = component.StabilityLevelDevelopment
+const TracesStability = component.StabilityLevelAlpha

@@ -7,7 +7,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// Metric names of the exporter's internal telemetry (DESIGN.md, "Telemetry").
+// Metric names of the exporter's internal telemetry, the keys of metadata.yaml's
+// telemetry.metrics with the collector's otelcol_ prefix.
 const (
 	MetricRecordsWritten      = "otelcol_exporter_storm_summary_records_written"
 	MetricRecordsDeduplicated = "otelcol_exporter_storm_summary_records_deduplicated"
@@ -16,9 +17,8 @@ const (
 	MetricWriteErrors         = "otelcol_exporter_storm_summary_write_errors"
 )
 
-// AttrSchema is the attribute of records_written, records_superseding and records_deduplicated naming the
-// record's schema (stormrecord.Schema or stormrecord.FindingSchema).
-const AttrSchema = "schema"
+// metricStability ends every description, as mdatagen appends a metric's stability.
+const metricStability = " [Alpha]"
 
 // Meter returns the exporter's meter from the component's MeterProvider.
 func Meter(settings component.TelemetrySettings) metric.Meter {
@@ -38,37 +38,27 @@ type TelemetryBuilder struct {
 func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilder, error) {
 	meter := Meter(settings)
 	var builder TelemetryBuilder
-	var err, errs error
-	builder.ExporterStormSummaryRecordsWritten, err = meter.Int64Counter(
-		MetricRecordsWritten,
-		metric.WithDescription("Summary records appended to the summary file, by schema (storm or finding record). [Development]"),
-		metric.WithUnit("{record}"),
-	)
-	errs = errors.Join(errs, err)
-	builder.ExporterStormSummaryRecordsDeduplicated, err = meter.Int64Counter(
-		MetricRecordsDeduplicated,
-		metric.WithDescription("Summary records not written because their id was already written, by schema. [Development]"),
-		metric.WithUnit("{record}"),
-	)
-	errs = errors.Join(errs, err)
-	builder.ExporterStormSummaryRecordsSuperseding, err = meter.Int64Counter(
-		MetricRecordsSuperseding,
-		metric.WithDescription("Summary records written for an id already written because they are more complete (a later part of a trace, a later revision), by schema; also counted in records_written. [Development]"),
-		metric.WithUnit("{record}"),
-	)
-	errs = errors.Join(errs, err)
-	builder.ExporterStormSummaryRecordsMalformed, err = meter.Int64Counter(
-		MetricRecordsMalformed,
-		metric.WithDescription("Call summaries and finding records on spans that could not be parsed and were skipped. [Development]"),
-		metric.WithUnit("{record}"),
-	)
-	errs = errors.Join(errs, err)
-	builder.ExporterStormSummaryWriteErrors, err = meter.Int64Counter(
-		MetricWriteErrors,
-		metric.WithDescription("Failed appends of a batch to the summary file; the batch goes back to the retry and queue. [Development]"),
-		metric.WithUnit("{error}"),
-	)
-	errs = errors.Join(errs, err)
+	var errs error
+	for _, c := range []struct {
+		dst               *metric.Int64Counter
+		name, description string
+		unit              string
+	}{
+		{&builder.ExporterStormSummaryRecordsWritten, MetricRecordsWritten,
+			"Summary records appended to the summary file, by schema (storm or finding record).", "{record}"},
+		{&builder.ExporterStormSummaryRecordsDeduplicated, MetricRecordsDeduplicated,
+			"Summary records not written because a line at least as complete was written for their id, before or in the same batch, by schema.", "{record}"},
+		{&builder.ExporterStormSummaryRecordsSuperseding, MetricRecordsSuperseding,
+			"Summary records written for an id already written because they are more complete (a later part of a trace, a later revision), by schema; also counted in records_written.", "{record}"},
+		{&builder.ExporterStormSummaryRecordsMalformed, MetricRecordsMalformed,
+			"Call summaries and finding records on spans that could not be parsed and were skipped.", "{record}"},
+		{&builder.ExporterStormSummaryWriteErrors, MetricWriteErrors,
+			"Failed appends of a batch to the summary file; the batch goes back to the retry and queue.", "{error}"},
+	} {
+		var err error
+		*c.dst, err = meter.Int64Counter(c.name, metric.WithDescription(c.description+metricStability), metric.WithUnit(c.unit))
+		errs = errors.Join(errs, err)
+	}
 	return &builder, errs
 }
 

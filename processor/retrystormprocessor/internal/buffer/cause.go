@@ -1,5 +1,7 @@
 package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
+import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+
 // Cause is why a trace was decided when it was. Its String is the value of the cause
 // attribute of early_decisions and late_signals.
 type Cause uint8
@@ -19,9 +21,9 @@ const (
 
 var causeNames = [...]string{
 	CauseDeadline:       "deadline",
-	CauseMemoryPressure: "memory_pressure",
-	CauseTraceBytes:     "trace_bytes",
-	CauseShutdown:       "shutdown",
+	CauseMemoryPressure: metadata.AttributeEarlyCauseMemoryPressure,
+	CauseTraceBytes:     metadata.AttributeEarlyCauseTraceBytes,
+	CauseShutdown:       metadata.AttributeEarlyCauseShutdown,
 }
 
 func (c Cause) String() string { return causeNames[c] }
@@ -44,11 +46,11 @@ const (
 )
 
 var dropCauseNames = [...]string{
-	DropSampledOut:        "sampled_out",
-	DropLate:              "late",
-	DropNextConsumerError: "next_consumer_error",
-	DropShutdown:          "shutdown",
-	DropUnpackError:       "unpack_error",
+	DropSampledOut:        metadata.AttributeDropCauseSampledOut,
+	DropLate:              metadata.AttributeDropCauseLate,
+	DropNextConsumerError: metadata.AttributeDropCauseNextConsumerError,
+	DropShutdown:          metadata.AttributeDropCauseShutdown,
+	DropUnpackError:       metadata.AttributeDropCauseUnpackError,
 }
 
 func (c DropCause) String() string { return dropCauseNames[c] }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
@@ -45,9 +46,9 @@ func newLoggedHarness(t *testing.T, cfg *Config, next consumer.Traces, logger *z
 func testConfig() *Config {
 	src := toolspan.DefaultConfig().Sources
 	rc := redact.DefaultConfig()
-	rc.PayloadKeys = toolspan.RawKeys(src.Arguments, src.Result, src.IdempotencyKey)
-	rc.PayloadSources = slices.Concat(src.Arguments, src.Result, src.IdempotencyKey)
-	rc.IdempotencyKeys = toolspan.RawKeys(src.IdempotencyKey)
+	rc.PayloadKeys = attrsource.RawKeys(src.Payload()...)
+	rc.PayloadSources = slices.Concat(src.Payload()...)
+	rc.IdempotencyKeys = attrsource.RawKeys(src.IdempotencyKey)
 	rc.DeleteAttributes = []string{}
 	keep := map[string]float64{}
 	for _, r := range decision.SignalReasons {

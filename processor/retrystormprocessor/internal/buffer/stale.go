@@ -29,15 +29,15 @@ const lateFindingSpan = "retrystorm.late_finding"
 
 // Outcomes of a held suspect (stale_cache_suspects) and of a late finding (late_findings).
 const (
-	suspectHeld     = "held"
-	suspectResolved = "resolved"
-	suspectExpired  = "expired"
-	suspectEvicted  = "evicted"
+	suspectHeld     = metadata.AttributeSuspectOutcomeHeld
+	suspectResolved = metadata.AttributeSuspectOutcomeResolved
+	suspectExpired  = metadata.AttributeSuspectOutcomeExpired
+	suspectEvicted  = metadata.AttributeSuspectOutcomeEvicted
 
-	lateForwarded         = "forwarded"
-	lateTraceDropped      = "trace_dropped"
-	lateNextConsumerError = "next_consumer_error"
-	lateShutdown          = "shutdown"
+	lateForwarded         = metadata.AttributeLateFindingOutcomeForwarded
+	lateTraceDropped      = metadata.AttributeLateFindingOutcomeTraceDropped
+	lateNextConsumerError = metadata.AttributeLateFindingOutcomeNextConsumerError
+	lateShutdown          = metadata.AttributeLateFindingOutcomeShutdown
 )
 
 // heldReport is what reporting a held suspect takes once the trace it copied is decided.

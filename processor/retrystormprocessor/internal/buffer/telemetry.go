@@ -20,21 +20,21 @@ import (
 
 // Attribute values of the processor's metrics.
 const (
-	decisionKept    = "kept"
-	decisionDropped = "dropped"
+	decisionKept    = metadata.AttributeDecisionKept
+	decisionDropped = metadata.AttributeDecisionDropped
 	// decisionProvisional labels late spans held as the rest of a provisionally decided trace.
-	decisionProvisional = "provisional"
+	decisionProvisional = metadata.AttributeLateDecisionProvisional
 
 	// causes of a decision and of a dropped span: Cause and DropCause (cause.go)
 
 	// where a payload was redacted
-	redactedToolSpan       = "tool_span"
-	redactedIdempotencyKey = "idempotency_key"
-	redactedMessage        = "message"
-	redactedEvent          = "event"
-	redactedScrubbed       = "scrubbed"
-	redactedUnparseable    = "unparseable"
-	redactedConfigured     = "configured"
+	redactedToolSpan       = metadata.AttributeWhereToolSpan
+	redactedIdempotencyKey = metadata.AttributeWhereIdempotencyKey
+	redactedMessage        = metadata.AttributeWhereMessage
+	redactedEvent          = metadata.AttributeWhereEvent
+	redactedScrubbed       = metadata.AttributeWhereScrubbed
+	redactedUnparseable    = metadata.AttributeWhereUnparseable
+	redactedConfigured     = metadata.AttributeWhereConfigured
 
 	// maxToolNames bounds the tool attribute; later names count as toolOther.
 	maxToolNames = 100

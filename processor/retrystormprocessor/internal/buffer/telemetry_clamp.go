@@ -3,12 +3,14 @@ package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormp
 import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
 // Attribute sets of timestamps_clamped, by which time of an attempt was clamped.
 var (
-	clampedStart = metric.WithAttributeSet(attribute.NewSet(attribute.String("field", "start")))
-	clampedEnd   = metric.WithAttributeSet(attribute.NewSet(attribute.String("field", "end")))
+	clampedStart = metric.WithAttributeSet(attribute.NewSet(attribute.String("field", metadata.AttributeFieldStart)))
+	clampedEnd   = metric.WithAttributeSet(attribute.NewSet(attribute.String("field", metadata.AttributeFieldEnd)))
 )
 
 // clampedTimestamps counts the attempt times of one decided trace that were past what

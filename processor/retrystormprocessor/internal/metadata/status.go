@@ -1,5 +1,6 @@
-// Package metadata holds the retry_storm processor's type, stability and telemetry
-// instruments, written by hand in the shape mdatagen generates.
+// Package metadata holds the retry_storm processor's type, stability, telemetry
+// instruments and attribute values, written by hand in the shape mdatagen generates from
+// the component's metadata.yaml.
 package metadata // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 
 import "go.opentelemetry.io/collector/component"

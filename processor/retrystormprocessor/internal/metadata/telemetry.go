@@ -9,7 +9,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// Metric names of the processor's internal telemetry (DESIGN.md, "Telemetry").
+// Metric names of the processor's internal telemetry, the keys of metadata.yaml's
+// telemetry.metrics with the collector's otelcol_ prefix.
 const (
 	prefix                   = "otelcol_processor_retry_storm_"
 	MetricSpansReceived      = prefix + "spans_received"
@@ -36,8 +37,10 @@ const (
 	MetricRedactions         = prefix + "redactions"
 	MetricStaleSuspects      = prefix + "stale_cache_suspects"
 	MetricLateFindings       = prefix + "late_findings"
-	stabilityNote            = " [Alpha]"
 )
+
+// metricStability ends every description, as mdatagen appends a metric's stability.
+const metricStability = " [Alpha]"
 
 // decisionLatencyBuckets are seconds from a trace's first span to its decision.
 var decisionLatencyBuckets = []float64{0.01, 0.1, 0.5, 1, 2, 3, 5, 10, 20, 30, 45, 60, 120, 300, 600}
@@ -91,21 +94,21 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 	var errs error
 	for _, c := range b.counters() {
 		var err error
-		*c.dst, err = b.meter.Int64Counter(c.name, metric.WithDescription(c.description+stabilityNote), metric.WithUnit(c.unit))
+		*c.dst, err = b.meter.Int64Counter(c.name, metric.WithDescription(c.description+metricStability), metric.WithUnit(c.unit))
 		errs = errors.Join(errs, err)
 	}
 	var err error
 	b.ProcessorRetryStormBufferedBytes, err = b.meter.Int64ObservableGauge(MetricBufferedBytes,
-		metric.WithDescription("OTLP-encoded bytes of spans held awaiting a decision."+stabilityNote), metric.WithUnit("By"))
+		metric.WithDescription("OTLP-encoded bytes of spans held awaiting a decision."+metricStability), metric.WithUnit("By"))
 	errs = errors.Join(errs, err)
 	b.ProcessorRetryStormBufferedTraces, err = b.meter.Int64ObservableGauge(MetricBufferedTraces,
-		metric.WithDescription("Traces held awaiting a decision."+stabilityNote), metric.WithUnit("{trace}"))
+		metric.WithDescription("Traces held awaiting a decision."+metricStability), metric.WithUnit("{trace}"))
 	errs = errors.Join(errs, err)
 	b.ProcessorRetryStormBufferedSpans, err = b.meter.Int64ObservableGauge(MetricBufferedSpans,
-		metric.WithDescription("Spans held awaiting a decision."+stabilityNote), metric.WithUnit("{span}"))
+		metric.WithDescription("Spans held awaiting a decision."+metricStability), metric.WithUnit("{span}"))
 	errs = errors.Join(errs, err)
 	b.ProcessorRetryStormDecisionLatency, err = b.meter.Float64Histogram(MetricDecisionLatency,
-		metric.WithDescription("Time from a trace's first span to its decision."+stabilityNote), metric.WithUnit("s"),
+		metric.WithDescription("Time from a trace's first span to its decision."+metricStability), metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(decisionLatencyBuckets...))
 	errs = errors.Join(errs, err)
 	return b, errs
@@ -115,7 +118,7 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 	return []counterSpec{
 		{&b.ProcessorRetryStormSpansReceived, MetricSpansReceived, "{span}", "Spans received by the processor."},
 		{&b.ProcessorRetryStormSpansForwarded, MetricSpansForwarded, "{span}", "Spans passed to the next consumer, late spans of kept traces included."},
-		{&b.ProcessorRetryStormSpansDropped, MetricSpansDropped, "{span}", "Spans not forwarded, by cause (sampled_out, late, next_consumer_error, shutdown)."},
+		{&b.ProcessorRetryStormSpansDropped, MetricSpansDropped, "{span}", "Spans not forwarded, by cause (sampled_out, late, next_consumer_error, shutdown, unpack_error)."},
 		{&b.ProcessorRetryStormToolAttempts, MetricToolAttempts, "{attempt}", "Tool-call attempts in decided traces."},
 		{&b.ProcessorRetryStormIncompleteAttempts, MetricIncompleteAttempts, "{attempt}", "Attempts missing a required or carried field."},
 		{&b.ProcessorRetryStormTimestampsClamped, MetricTimestampsClamped, "{timestamp}", "Tool-attempt start or end times past 2262-04-11 (int64 nanoseconds) clamped to that instant, by field (start, end)."},

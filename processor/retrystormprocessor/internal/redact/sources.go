@@ -5,26 +5,22 @@ import (
 
 	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 )
 
 // payloadSource is one configured source: an attribute key, and the path of an element
 // inside it (a map or a JSON string) when the source reads one.
 type payloadSource struct {
-	key  string
-	path []string
+	attrsource.Source
 	// flat is key+".", the prefix of flattened forms.
 	flat string
 }
 
 func parseSources(list []string) []payloadSource {
 	out := make([]payloadSource, 0, len(list))
-	for _, s := range list {
-		key, path, found := strings.Cut(s, "#")
-		src := payloadSource{key: key, flat: key + "."}
-		if found && path != "" {
-			src.path = strings.Split(path, ".")
-		}
-		out = append(out, src)
+	for _, src := range attrsource.ParseList(list) {
+		out = append(out, payloadSource{Source: src, flat: src.Key + "."})
 	}
 	return out
 }
@@ -32,19 +28,19 @@ func parseSources(list []string) []payloadSource {
 // read returns what src reads of attribute k with value v: the value, or its element.
 // Flattened forms of the key (key.a.b) are the value's own parts and are read whole.
 func (src payloadSource) read(k string, v pcommon.Value) (pcommon.Value, bool) {
-	if k != src.key {
+	if k != src.Key {
 		if strings.HasPrefix(k, src.flat) {
 			return v, true
 		}
 		return pcommon.Value{}, false
 	}
-	if len(src.path) == 0 {
+	if len(src.Path) == 0 {
 		return v, true
 	}
 	switch v.Type() {
 	case pcommon.ValueTypeMap:
 		cur := v
-		for _, p := range src.path {
+		for _, p := range src.Path {
 			if cur.Type() != pcommon.ValueTypeMap {
 				return pcommon.Value{}, false
 			}
@@ -56,8 +52,8 @@ func (src payloadSource) read(k string, v pcommon.Value) (pcommon.Value, bool) {
 		}
 		return cur, true
 	case pcommon.ValueTypeStr:
-		parts := make([]string, len(src.path))
-		for i, p := range src.path {
+		parts := make([]string, len(src.Path))
+		for i, p := range src.Path {
 			parts[i] = gjson.Escape(p)
 		}
 		el := gjson.Get(v.Str(), strings.Join(parts, "."))

@@ -14,7 +14,7 @@ func (a attrs) get(src source) (pcommon.Value, bool) {
 	if a.ix != nil {
 		return a.ix.get(src.id)
 	}
-	return a.m.Get(src.key)
+	return a.m.Get(src.Key)
 }
 
 // attrIndex holds, for the span last loaded, the value of every attribute key a source

@@ -2,52 +2,86 @@
 // emit and reads each attempt's fields from ordered attribute sources.
 package toolspan // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 
-import "strings"
+import (
+	"errors"
+	"fmt"
 
-// Rule recognises a tool span. Exactly one of Attribute, SpanName or SpanNamePrefix is
-// set; with Attribute, an empty Value means "present with any value".
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
+)
+
+// Rule is one recognition rule: exactly one of attribute, span_name and
+// span_name_prefix; with Attribute, an empty Value means "present with any value".
 type Rule struct {
-	Attribute      string
-	Value          string
-	SpanName       string
-	SpanNamePrefix string
+	// Attribute matches spans carrying this attribute (with Value, when set). No default.
+	Attribute string `mapstructure:"attribute"`
+	// Value is the attribute value to match; empty matches any value. No default.
+	Value string `mapstructure:"value"`
+	// SpanName matches spans with exactly this name. No default.
+	SpanName string `mapstructure:"span_name"`
+	// SpanNamePrefix matches spans whose name starts with this. No default.
+	SpanNamePrefix string `mapstructure:"span_name_prefix"`
 }
 
-// Sources are ordered attribute lists, first present wins. An entry `key#a.b` reads the
-// element a.b inside the attribute (a map or a JSON string), e.g. the arguments inside a
-// JSON-RPC request.
-type Sources struct {
-	CallID         []string
-	Attempt        []string
-	ToolName       []string
-	Arguments      []string
-	Result         []string
-	ArgsHash       []string
-	ResultHash     []string
-	IdempotencyKey []string
-	IdemHash       []string
-	RunID          []string
-	TokensIn       []string
-	TokensOut      []string
-	SideEffect     []string
-	Status         []string
-	Success        []string
-	ReadAsset      []string
+// Recognition says which spans are tool-call attempts. Setting a key replaces its whole
+// default list.
+type Recognition struct {
+	// ToolSpans are the rules; a span matching any rule is a tool span. Default: one rule per
+	// instrumentation shape (gen_ai.operation.name=execute_tool,
+	// mastra.span.type=tool_call, mcp.method.name=tools/call, traceloop.span.kind=tool,
+	// openinference.span.kind=TOOL, span name ai.toolCall, span name claude_code.tool, span
+	// name prefix "MCP request: tools/call", attribute tool_name present).
+	ToolSpans []Rule `mapstructure:"tool_spans"`
+	// ToolNamePrefixes are span-name prefixes stripped to find the tool name when no
+	// tool-name attribute is present. Default ["MCP request: tools/call ", "MCP send
+	// tools/call ", "tools/call ", "execute_tool "].
+	ToolNamePrefixes []string `mapstructure:"tool_name_prefixes"`
+	// ToolNameSuffixes are span-name suffixes stripped likewise. Default [".tool"].
+	ToolNameSuffixes []string `mapstructure:"tool_name_suffixes"`
+}
+
+// ValidateRules reports an empty rule list and every rule that does not set exactly one
+// matcher, as parent.tool_spans[i]. It is not Validate: confmap would call that a second
+// time.
+func (r *Recognition) ValidateRules(parent string) error {
+	var errs error
+	if len(r.ToolSpans) == 0 {
+		errs = fmt.Errorf("%s.tool_spans must list at least one rule", parent)
+	}
+	for i, rule := range r.ToolSpans {
+		set := 0
+		for _, v := range []string{rule.Attribute, rule.SpanName, rule.SpanNamePrefix} {
+			if v != "" {
+				set++
+			}
+		}
+		if set != 1 {
+			errs = errors.Join(errs, fmt.Errorf("%s.tool_spans[%d] must set exactly one of attribute, span_name, span_name_prefix", parent, i))
+		}
+		if rule.Value != "" && rule.Attribute == "" {
+			errs = errors.Join(errs, fmt.Errorf("%s.tool_spans[%d].value needs attribute", parent, i))
+		}
+	}
+	return errs
 }
 
 // Config is what recognition and extraction need.
 type Config struct {
-	ToolSpans []Rule
-	// ToolNamePrefixes are span-name prefixes (and ToolNameSuffixes suffixes) stripped to
-	// find the tool name when no tool-name attribute is present.
-	ToolNamePrefixes []string
-	ToolNameSuffixes []string
-	Sources          Sources
+	Recognition
+	Sources attrsource.Lists
 }
 
-// DefaultConfig covers every row of DESIGN.md's input-shapes table.
+// DefaultConfig recognises every instrumentation shape the processor knows and reads
+// attrsource.Defaults.
 func DefaultConfig() Config {
 	return Config{
+		Recognition: DefaultRecognition(),
+		Sources:     attrsource.Defaults(),
+	}
+}
+
+// DefaultRecognition has one rule per instrumentation shape the processor knows.
+func DefaultRecognition() Recognition {
+	return Recognition{
 		ToolSpans: []Rule{
 			{Attribute: "gen_ai.operation.name", Value: "execute_tool"},
 			{Attribute: "mastra.span.type", Value: "tool_call"},
@@ -61,63 +95,20 @@ func DefaultConfig() Config {
 		},
 		ToolNamePrefixes: []string{"MCP request: tools/call ", "MCP send tools/call ", "tools/call ", "execute_tool "},
 		ToolNameSuffixes: []string{".tool"},
-		Sources: Sources{
-			CallID:   []string{"gen_ai.tool.call.id", "tool_use_id", "tool.id", "ai.toolCall.id", "span_id"},
-			Attempt:  []string{"attempt", "retry.attempt", "gen_ai.tool.call.attempt"},
-			ToolName: []string{"gen_ai.tool.name", "tool.name", "tool_name", "ai.toolCall.name", "traceloop.entity.name", "request#params.name"},
-			Arguments: []string{"gen_ai.tool.call.arguments", "ai.toolCall.args", "input.value",
-				"traceloop.entity.input#arguments", "request#params.arguments", "tool_input"},
-			Result: []string{"gen_ai.tool.call.result", "ai.toolCall.result", "output.value",
-				"traceloop.entity.output", "response#result", "tool_response"},
-			ArgsHash:       []string{"args_hash"},
-			ResultHash:     []string{"result_hash"},
-			IdempotencyKey: []string{"idempotency_key", "idempotency.key", "http.request.header.idempotency-key"},
-			IdemHash:       []string{"idem_hash"},
-			RunID:          []string{"run_id", "gen_ai.conversation.id", "session.id"},
-			TokensIn:       []string{"token_in", "tokens_in", "gen_ai.usage.input_tokens"},
-			TokensOut:      []string{"token_out", "tokens_out", "gen_ai.usage.output_tokens"},
-			SideEffect:     []string{"side_effect"},
-			Status:         []string{"status"},
-			Success:        []string{"success"},
-			ReadAsset:      []string{"retrystorm.read.asset"},
-		},
 	}
 }
 
-// source is one parsed entry of a Sources list.
+// source is one parsed entry of a source list.
 type source struct {
-	key  string
-	path []string
+	attrsource.Source
 	// id is the key's slot in the Extractor's attribute index.
 	id int32
 }
 
 func parseSources(list []string) []source {
 	out := make([]source, 0, len(list))
-	for _, s := range list {
-		key, path, found := strings.Cut(s, "#")
-		src := source{key: key}
-		if found && path != "" {
-			src.path = strings.Split(path, ".")
-		}
-		out = append(out, src)
+	for _, src := range attrsource.ParseList(list) {
+		out = append(out, source{Source: src})
 	}
 	return out
-}
-
-// RawKeys returns the attribute keys of sources, without element paths: the keys that
-// redaction deletes.
-func RawKeys(lists ...[]string) []string {
-	var keys []string
-	seen := map[string]bool{}
-	for _, list := range lists {
-		for _, s := range list {
-			key, _, _ := strings.Cut(s, "#")
-			if !seen[key] {
-				seen[key] = true
-				keys = append(keys, key)
-			}
-		}
-	}
-	return keys
 }

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
@@ -62,8 +63,8 @@ func NewExtractor(cfg Config, key []byte, overrideOK bool) *Extractor {
 		status:     parseSources(s.Status),
 		success:    parseSources(s.Success),
 		readAsset:  parseSources(s.ReadAsset),
-		redactKeys: parseSources(RawKeys(s.Arguments, s.Result, s.IdempotencyKey)),
-		errorType:  source{key: "error.type"},
+		redactKeys: parseSources(attrsource.RawKeys(s.Payload()...)),
+		errorType:  source{Source: attrsource.Source{Key: "error.type"}},
 		index:      &attrIndex{ids: map[string]int32{}},
 		recognizer: newRecognizer(cfg.ToolSpans),
 		hasher:     payload.NewHasher(key),
@@ -73,10 +74,10 @@ func NewExtractor(cfg Config, key []byte, overrideOK bool) *Extractor {
 		x.resultHash, x.idemKey, x.idemHash, x.runID, x.tokensIn, x.tokensOut, x.sideEffect, x.status,
 		x.success, x.readAsset, x.redactKeys} {
 		for i := range list {
-			list[i].id = x.index.register(list[i].key)
+			list[i].id = x.index.register(list[i].Key)
 		}
 	}
-	x.errorType.id = x.index.register(x.errorType.key)
+	x.errorType.id = x.index.register(x.errorType.Key)
 	return x
 }
 
@@ -106,7 +107,7 @@ func (x *Extractor) Extract(span ptrace.Span, res pcommon.Resource) Attempt {
 	x.readOutcome(&a, span, at)
 	for _, k := range x.redactKeys {
 		if _, ok := at.get(k); ok {
-			a.RedactKeys = append(a.RedactKeys, k.key)
+			a.RedactKeys = append(a.RedactKeys, k.Key)
 		}
 	}
 	return a
@@ -251,7 +252,7 @@ func (x *Extractor) resultValue(attrs attrs) (pcommon.Value, bool) {
 
 func (x *Extractor) first(attrs attrs, srcs []source) (pcommon.Value, bool) {
 	for _, src := range srcs {
-		if v, ok := attrs.get(src); ok && len(src.path) == 0 {
+		if v, ok := attrs.get(src); ok && len(src.Path) == 0 {
 			return v, true
 		}
 	}
@@ -266,14 +267,14 @@ func (x *Extractor) firstString(attrs attrs, srcs []source) (string, bool) {
 		if !ok {
 			continue
 		}
-		if len(src.path) == 0 {
+		if len(src.Path) == 0 {
 			// An empty value says nothing: fall through to the next source.
 			if s := v.AsString(); s != "" {
 				return s, true
 			}
 			continue
 		}
-		if s, ok := x.hasher.StringAt(v, src.path); ok {
+		if s, ok := x.hasher.StringAt(v, src.Path); ok {
 			return s, true
 		}
 	}
@@ -283,7 +284,7 @@ func (x *Extractor) firstString(attrs attrs, srcs []source) (string, bool) {
 func (x *Extractor) firstDigest(attrs attrs, srcs []source) (string, bool) {
 	for _, src := range srcs {
 		if v, ok := attrs.get(src); ok {
-			if h, ok := x.hasher.ValuePath(v, src.path); ok {
+			if h, ok := x.hasher.ValuePath(v, src.Path); ok {
 				return h, true
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
 )
 
@@ -189,7 +190,7 @@ func TestSideEffectIsLowercased(t *testing.T) {
 
 func TestRedactKeysListThePayloadKeysPresent(t *testing.T) {
 	cfg := DefaultConfig()
-	raw := RawKeys(cfg.Sources.Arguments, cfg.Sources.Result, cfg.Sources.IdempotencyKey)
+	raw := attrsource.RawKeys(cfg.Sources.Arguments, cfg.Sources.Result, cfg.Sources.IdempotencyKey)
 	for _, key := range raw {
 		t.Run(key, func(t *testing.T) {
 			a := extract(t, "span", map[string]any{key: `{"x":1}`, "tool_name": "t", "args_hash": "h"})
@@ -207,11 +208,6 @@ func TestRedactKeysListThePayloadKeysPresent(t *testing.T) {
 	assert.Equal(t, []string{"gen_ai.tool.call.arguments", "request", "gen_ai.tool.call.result", "idempotency_key"}, a.RedactKeys)
 	assert.Empty(t, extract(t, "span", map[string]any{"args_hash": "h", "idem_hash": "i", "tool_name": "t"}).RedactKeys,
 		"hashes and identity attributes are not payloads")
-}
-
-func TestRawKeys(t *testing.T) {
-	assert.Equal(t, []string{"a", "b", "c"}, RawKeys([]string{"a#x", "b"}, []string{"a", "c#y.z", "b#w"}))
-	assert.Empty(t, RawKeys())
 }
 
 func TestPresenceBits(t *testing.T) {

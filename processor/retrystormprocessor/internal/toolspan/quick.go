@@ -62,7 +62,7 @@ func (x *Extractor) resultDigest(attrs attrs, digest bool) (string, uint64) {
 	}
 	for _, src := range x.result {
 		if v, ok := attrs.get(src); ok {
-			if h, p, ok := x.hasher.ValuePathPrint(v, src.path, digest); ok {
+			if h, p, ok := x.hasher.ValuePathPrint(v, src.Path, digest); ok {
 				return h, p
 			}
 		}
@@ -91,7 +91,7 @@ func (x *Extractor) ArgsIdentity(span ptrace.Span) (given string, print uint64, 
 	}
 	for _, src := range x.arguments {
 		if v, ok := attrs.get(src); ok {
-			if p, ok := x.hasher.PathPrint(v, src.path); ok {
+			if p, ok := x.hasher.PathPrint(v, src.Path); ok {
 				return "", p, true
 			}
 		}

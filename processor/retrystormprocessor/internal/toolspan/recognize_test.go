@@ -52,7 +52,7 @@ func TestRecognizeMatchesLookups(t *testing.T) {
 	names := []string{"ai.toolCall", "call x", "claude_code.tool", "MCP request: tools/call get", "chat", ""}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for name, rules := range ruleSets {
-		x := NewExtractor(Config{ToolSpans: rules}, nil, false)
+		x := NewExtractor(Config{Recognition: Recognition{ToolSpans: rules}}, nil, false)
 		for i := range 5000 {
 			// Built as OTLP JSON: repeated keys are invalid OTLP but arrive all the same,
 			// and pcommon.Map's Put would not make them.
