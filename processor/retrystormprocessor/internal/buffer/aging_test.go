@@ -60,7 +60,7 @@ func TestAgingChangesNoDecision(t *testing.T) {
 
 	require.NotEmpty(t, freshOut)
 	assert.Equal(t, freshOut, agedOut, "the same spans forwarded, attribute for attribute")
-	for _, d := range []string{decisionKept, decisionDropped} {
+	for _, d := range []string{metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped} {
 		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
 			set := []attribute.KeyValue{attribute.String("decision", d), attribute.String("reason", r)}
 			assert.Equal(t, fresh.Sum(metadata.MetricTraces, set...), aged.Sum(metadata.MetricTraces, set...), "traces %s for %s", d, r)
@@ -69,7 +69,7 @@ func TestAgingChangesNoDecision(t *testing.T) {
 	for _, r := range []string{decision.ReasonStorm, decision.ReasonToolError, decision.ReasonDivergence} {
 		assert.Positive(t, fresh.Sum(metadata.MetricTraces, attribute.String("reason", r)), "traces kept for %s", r)
 	}
-	assert.Positive(t, fresh.Sum(metadata.MetricTraces, attribute.String("decision", decisionDropped)))
+	assert.Positive(t, fresh.Sum(metadata.MetricTraces, attribute.String("decision", metadata.AttributeDecisionDropped)))
 	for _, m := range []string{metadata.MetricFindings, metadata.MetricToolAttempts, metadata.MetricCalls,
 		metadata.MetricStormCalls, metadata.MetricStatusRemapped, metadata.MetricSpansDropped} {
 		assert.Equal(t, fresh.Sum(m), aged.Sum(m), m)
@@ -281,7 +281,7 @@ func TestAnErrorPieceAfterPackingIsDecidedWhole(t *testing.T) {
 	require.Len(t, freshOrder, 3)
 	assert.Equal(t, freshOrder, agedOrder, "every span forwarded, in arrival order")
 	for _, h := range []*harness{aged, fresh} {
-		assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("decision", decisionKept)))
+		assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("decision", metadata.AttributeDecisionKept)))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 )
 
@@ -256,7 +257,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 	}
 	s.holdSuspects(tr, d)
 	if s.cache.Keep(pt.id, kd) {
-		s.tel.cacheEvicted(decisionKept)
+		s.tel.cacheEvicted(metadata.AttributeDecisionKept)
 	}
 	s.enqueue(&pt.set)
 	pt.set, pt.arrivals, pt.settled = spanSet{}, nil, nil
@@ -266,7 +267,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, t
 func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause Cause) {
 	s.tel.decided(d, cause, now.Sub(pt.first))
 	if s.cache.Drop(pt.id, decisionMark(pt, cause)) {
-		s.tel.cacheEvicted(decisionDropped)
+		s.tel.cacheEvicted(metadata.AttributeDecisionDropped)
 	}
 	s.tel.droppedSpans(DropSampledOut, int64(pt.held()))
 	pt.set, pt.arrivals, pt.settled, pt.packed, pt.packedSpans = spanSet{}, nil, nil, nil, 0
@@ -296,7 +297,7 @@ func rootTraceState(t *grouping.Tree) string {
 // payloads the trace and these spans carry are redacted and the sampling threshold
 // stamped, nothing else.
 func (s *shard) lateKept(id pcommon.TraceID, set *spanSet, spans int64, kd keptDecision) {
-	s.tel.lateSpans(decisionKept, spans)
+	s.tel.lateSpans(metadata.AttributeDecisionKept, spans)
 	st := annotate.LateSpans(set.All(), s.analyzer.Extractor(), annotate.Options{Redact: s.cfg.redact})
 	s.tel.remapped(st.Remapped)
 	if s.cfg.redact {

@@ -93,7 +93,7 @@ func TestTraceBytesDecisionIsProvisionalAndItsRestKeepsTheStorm(t *testing.T) {
 	h.Consume(run.storm)
 	h.CatchUp()
 	assert.EqualValues(t, 3, h.Sum(metadata.MetricBufferedSpans), "the rest is held, not dropped as late")
-	assert.EqualValues(t, 3, h.Sum(metadata.MetricLateSpans, attribute.String("decision", decisionProvisional)))
+	assert.EqualValues(t, 3, h.Sum(metadata.MetricLateSpans, attribute.String("decision", metadata.AttributeLateDecisionProvisional)))
 	h.Advance(cfg.RootGrace)
 
 	got := buffertest.SinkSpans(h.Sink)[run.id]

@@ -18,6 +18,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
@@ -323,16 +324,16 @@ func (s *shard) lateOf(pc piece, spans int64) (rest *provisionalRest, late bool)
 			s.lateKept(pc.id, &pc.set, spans, kd)
 			return nil, true
 		}
-		s.tel.lateSpans(decisionProvisional, spans)
+		s.tel.lateSpans(metadata.AttributeLateDecisionProvisional, spans)
 		return &provisionalRest{mark: kd.provisional, kept: &kd}, false
 	}
 	if dropped, mark := s.cache.Dropped(pc.id); dropped {
 		if mark == markFinal {
-			s.tel.lateSpans(decisionDropped, spans)
+			s.tel.lateSpans(metadata.AttributeDecisionDropped, spans)
 			s.tel.droppedSpans(DropLate, spans)
 			return nil, true
 		}
-		s.tel.lateSpans(decisionProvisional, spans)
+		s.tel.lateSpans(metadata.AttributeLateDecisionProvisional, spans)
 		return &provisionalRest{mark: mark}, false
 	}
 	return nil, false

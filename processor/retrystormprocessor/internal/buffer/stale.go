@@ -27,19 +27,6 @@ import (
 // lateFindingSpan names the span that carries a finding found after its trace was decided.
 const lateFindingSpan = "retrystorm.late_finding"
 
-// Outcomes of a held suspect (stale_cache_suspects) and of a late finding (late_findings).
-const (
-	suspectHeld     = metadata.AttributeSuspectOutcomeHeld
-	suspectResolved = metadata.AttributeSuspectOutcomeResolved
-	suspectExpired  = metadata.AttributeSuspectOutcomeExpired
-	suspectEvicted  = metadata.AttributeSuspectOutcomeEvicted
-
-	lateForwarded         = metadata.AttributeLateFindingOutcomeForwarded
-	lateTraceDropped      = metadata.AttributeLateFindingOutcomeTraceDropped
-	lateNextConsumerError = metadata.AttributeLateFindingOutcomeNextConsumerError
-	lateShutdown          = metadata.AttributeLateFindingOutcomeShutdown
-)
-
 // heldReport is what reporting a held suspect takes once the trace it copied is decided.
 // It references nothing of the trace's spans, which have been forwarded by then.
 type heldReport struct {
@@ -93,10 +80,10 @@ func (s *shard) holdSuspects(tr *analysis.Trace, d decision.Decision) {
 			}
 		}
 		h := s.stale.Hold(stalecache.Suspect{Print: sus.Print, Start: sus.Start, Trace: tr.TraceID, Report: r})
-		s.tel.suspects(suspectExpired, h.Expired)
-		s.tel.suspects(suspectEvicted, h.Evicted)
+		s.tel.suspects(metadata.AttributeSuspectOutcomeExpired, h.Expired)
+		s.tel.suspects(metadata.AttributeSuspectOutcomeEvicted, h.Evicted)
 		if h.Held {
-			s.tel.suspects(suspectHeld, 1)
+			s.tel.suspects(metadata.AttributeSuspectOutcomeHeld, 1)
 		}
 		if h.Matched {
 			s.reportResolved([]stalecache.Match{h.Match})
@@ -121,17 +108,17 @@ func (s *shard) reportResolved(matches []stalecache.Match) {
 		if !ok {
 			continue
 		}
-		s.tel.suspects(suspectResolved, 1)
+		s.tel.suspects(metadata.AttributeSuspectOutcomeResolved, 1)
 		s.tel.finding(findings.StaleCacheSuspect)
 		if !r.kept {
-			s.tel.lateFindings(lateTraceDropped, 1)
+			s.tel.lateFindings(metadata.AttributeLateFindingOutcomeTraceDropped, 1)
 			continue
 		}
 		f := stormrecord.Finding{Kind: findings.StaleCacheSuspect, Detail: r.suspect.Detail(m.First, m.FirstTrace)}
 		b, revision, err := r.call.revise(f)
 		if err != nil {
 			s.logger.Debug("encode a revised call record", zap.Error(err))
-			s.tel.lateFindings(lateNextConsumerError, 1)
+			s.tel.lateFindings(metadata.AttributeLateFindingOutcomeNextConsumerError, 1)
 			continue
 		}
 		s.late.add(r, f, string(b), revision)
@@ -199,7 +186,7 @@ func (s *shard) expireSuspects(now time.Time) {
 		return
 	}
 	s.lastExpire = now
-	s.tel.suspects(suspectExpired, s.stale.Expire())
+	s.tel.suspects(metadata.AttributeSuspectOutcomeExpired, s.stale.Expire())
 }
 
 // flushLate forwards the shard's late-finding spans.
@@ -210,17 +197,17 @@ func (s *shard) flushLate() {
 	td, n := s.late.td, s.late.spans
 	s.late = lateBatch{}
 	if s.ctx.Err() != nil {
-		s.tel.lateFindings(lateShutdown, n)
+		s.tel.lateFindings(metadata.AttributeLateFindingOutcomeShutdown, n)
 		return
 	}
 	if err := s.next.ConsumeTraces(s.ctx, td); err != nil {
-		outcome := lateNextConsumerError
+		outcome := metadata.AttributeLateFindingOutcomeNextConsumerError
 		if s.ctx.Err() != nil {
-			outcome = lateShutdown
+			outcome = metadata.AttributeLateFindingOutcomeShutdown
 		}
 		s.tel.lateFindings(outcome, n)
 		s.logger.Debug("next consumer refused late findings", zap.Int64("findings", n), zap.Error(err))
 		return
 	}
-	s.tel.lateFindings(lateForwarded, n)
+	s.tel.lateFindings(metadata.AttributeLateFindingOutcomeForwarded, n)
 }

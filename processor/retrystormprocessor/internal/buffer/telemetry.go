@@ -18,24 +18,9 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 )
 
-// Attribute values of the processor's metrics.
+// Attribute values of the processor's metrics are metadata's Attribute constants, and
+// Cause and DropCause (cause.go).
 const (
-	decisionKept    = metadata.AttributeDecisionKept
-	decisionDropped = metadata.AttributeDecisionDropped
-	// decisionProvisional labels late spans held as the rest of a provisionally decided trace.
-	decisionProvisional = metadata.AttributeLateDecisionProvisional
-
-	// causes of a decision and of a dropped span: Cause and DropCause (cause.go)
-
-	// where a payload was redacted
-	redactedToolSpan       = metadata.AttributeWhereToolSpan
-	redactedIdempotencyKey = metadata.AttributeWhereIdempotencyKey
-	redactedMessage        = metadata.AttributeWhereMessage
-	redactedEvent          = metadata.AttributeWhereEvent
-	redactedScrubbed       = metadata.AttributeWhereScrubbed
-	redactedUnparseable    = metadata.AttributeWhereUnparseable
-	redactedConfigured     = metadata.AttributeWhereConfigured
-
 	// maxToolNames bounds the tool attribute; later names count as toolOther.
 	maxToolNames = 100
 	toolOther    = "_other"
@@ -68,16 +53,16 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		b: b, tools: toolNames{limit: maxToolNames},
 		traces:   map[[2]string]metric.AddOption{},
 		findings: attrOptions("kind", findings.Kinds...),
-		late:     attrOptions("decision", decisionKept, decisionDropped, decisionProvisional),
-		evicted:  attrOptions("decision", decisionKept, decisionDropped),
+		late:     attrOptions("decision", metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped, metadata.AttributeLateDecisionProvisional),
+		evicted:  attrOptions("decision", metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped),
 		early:    attrOptions("cause", CauseMemoryPressure.String(), CauseTraceBytes.String(), CauseShutdown.String()),
 		signals:  map[[2]string]metric.AddOption{},
 		dropped:  attrOptions("cause", dropCauseNames[:]...),
 		where:    attrOptions("where", redactedWhere...),
-		suspect:  attrOptions("outcome", suspectHeld, suspectResolved, suspectExpired, suspectEvicted),
-		lateFind: attrOptions("outcome", lateForwarded, lateTraceDropped, lateNextConsumerError, lateShutdown),
+		suspect:  attrOptions("outcome", metadata.AttributeSuspectOutcomeHeld, metadata.AttributeSuspectOutcomeResolved, metadata.AttributeSuspectOutcomeExpired, metadata.AttributeSuspectOutcomeEvicted),
+		lateFind: attrOptions("outcome", metadata.AttributeLateFindingOutcomeForwarded, metadata.AttributeLateFindingOutcomeTraceDropped, metadata.AttributeLateFindingOutcomeNextConsumerError, metadata.AttributeLateFindingOutcomeShutdown),
 	}
-	for _, d := range []string{decisionKept, decisionDropped} {
+	for _, d := range []string{metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped} {
 		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
 			t.traces[[2]string{d, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("decision", d), attribute.String("reason", r)))
 		}
@@ -133,19 +118,19 @@ func (t *telemetry) lateSignal(cause Cause, reason string) {
 	t.add(t.b.ProcessorRetryStormLateSignals, 1, t.signals[[2]string{cause.String(), reason}])
 }
 
-var redactedWhere = []string{redactedToolSpan, redactedIdempotencyKey, redactedMessage, redactedEvent,
-	redactedScrubbed, redactedUnparseable, redactedConfigured}
+var redactedWhere = []string{metadata.AttributeWhereToolSpan, metadata.AttributeWhereIdempotencyKey, metadata.AttributeWhereMessage, metadata.AttributeWhereEvent,
+	metadata.AttributeWhereScrubbed, metadata.AttributeWhereUnparseable, metadata.AttributeWhereConfigured}
 
 // redacted counts what redaction removed from one kept trace (or its late spans).
 func (t *telemetry) redacted(st redact.Stats) {
 	c := t.b.ProcessorRetryStormRedactions
-	t.add(c, int64(st.ToolSpan), t.where[redactedToolSpan])
-	t.add(c, int64(st.IdempotencyKey), t.where[redactedIdempotencyKey])
-	t.add(c, int64(st.Message), t.where[redactedMessage])
-	t.add(c, int64(st.Event), t.where[redactedEvent])
-	t.add(c, int64(st.Scrubbed), t.where[redactedScrubbed])
-	t.add(c, int64(st.Unparseable), t.where[redactedUnparseable])
-	t.add(c, int64(st.Configured), t.where[redactedConfigured])
+	t.add(c, int64(st.ToolSpan), t.where[metadata.AttributeWhereToolSpan])
+	t.add(c, int64(st.IdempotencyKey), t.where[metadata.AttributeWhereIdempotencyKey])
+	t.add(c, int64(st.Message), t.where[metadata.AttributeWhereMessage])
+	t.add(c, int64(st.Event), t.where[metadata.AttributeWhereEvent])
+	t.add(c, int64(st.Scrubbed), t.where[metadata.AttributeWhereScrubbed])
+	t.add(c, int64(st.Unparseable), t.where[metadata.AttributeWhereUnparseable])
+	t.add(c, int64(st.Configured), t.where[metadata.AttributeWhereConfigured])
 }
 
 // suspects counts stale-cache suspects by outcome (stale.go).
@@ -197,9 +182,9 @@ func (t *telemetry) triaged(st *analysis.Settled) {
 
 // decided records one trace decision.
 func (t *telemetry) decided(d decision.Decision, cause Cause, latency time.Duration) {
-	outcome := decisionDropped
+	outcome := metadata.AttributeDecisionDropped
 	if d.Keep {
-		outcome = decisionKept
+		outcome = metadata.AttributeDecisionKept
 	}
 	t.add(t.b.ProcessorRetryStormTraces, 1, t.traces[[2]string{outcome, d.Reason}])
 	if opt, early := t.early[cause.String()]; early {
