@@ -13,6 +13,8 @@ const CAPTURES = [
   ['langchain_openinference', 'batch', '`createAgent` (LangGraph) + `toolRetryMiddleware`, OpenInference LangChain instrumentation'],
   ['strands', 'batch', '`Agent.invoke`, tools from an in-process MCP server via `McpClient`, default (legacy) GenAI events'],
   ['strands_latest', 'batch', 'as `strands` with `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`'],
+  ['strands_hidden', 'batch', '`Agent.invoke` + MCP tools; `charge_card` returns `isError: true` twice, an `AfterToolCallEvent` hook re-runs it (one toolUseId, three executions)'],
+  ['strands_recall', 'batch', '`Agent.invoke` + MCP tools; `charge_card` returns `isError: true` once, the model calls it again (new toolUseId, backup card)'],
 ];
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];

@@ -16,6 +16,8 @@ CAPTURES=(
   "langchain_openinference|langchain|langchain_openinference.mjs|batch|"
   "strands|strands|strands.mjs|batch|"
   "strands_latest|strands|strands.mjs|batch|OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental"
+  "strands_hidden|strands|strands_scenarios.mjs|hidden|"
+  "strands_recall|strands|strands_scenarios.mjs|recall|"
 )
 
 declare -A INSTALLED=()
