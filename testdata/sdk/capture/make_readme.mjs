@@ -15,6 +15,8 @@ const CAPTURES = [
   ['strands_latest', 'batch', 'as `strands` with `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`'],
   ['strands_hidden', 'batch', '`Agent.invoke` + MCP tools; `charge_card` returns `isError: true` twice, an `AfterToolCallEvent` hook re-runs it (one toolUseId, three executions)'],
   ['strands_recall', 'batch', '`Agent.invoke` + MCP tools; `charge_card` returns `isError: true` once, the model calls it again (new toolUseId, backup card)'],
+  ['openai_agents_recall', 'batch', '`run(agent)` (`@openai/agents`) over `OpenAIChatCompletionsModel` with a scripted `fetch`, OpenInference OpenAI Agents instrumentation; `charge_card` throws once (custom `errorFunction` gives the model the error text), the model calls it again'],
+  ['openai_agents_hidden', 'batch', 'as `openai_agents_recall`, but `charge_card` returns an error text instead of throwing'],
 ];
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];

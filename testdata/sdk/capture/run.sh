@@ -18,6 +18,8 @@ CAPTURES=(
   "strands_latest|strands|strands.mjs|batch|OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental"
   "strands_hidden|strands|strands_scenarios.mjs|hidden|"
   "strands_recall|strands|strands_scenarios.mjs|recall|"
+  "openai_agents_recall|openai_agents|openai_agents.mjs|recall|"
+  "openai_agents_hidden|openai_agents|openai_agents.mjs|hidden|"
 )
 
 declare -A INSTALLED=()
