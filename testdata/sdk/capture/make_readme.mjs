@@ -17,6 +17,9 @@ const CAPTURES = [
   ['strands_recall', 'batch', '`Agent.invoke` + MCP tools; `charge_card` returns `isError: true` once, the model calls it again (new toolUseId, backup card)'],
   ['openai_agents_recall', 'batch', '`run(agent)` (`@openai/agents`) over `OpenAIChatCompletionsModel` with a scripted `fetch`, OpenInference OpenAI Agents instrumentation; `charge_card` throws once (custom `errorFunction` gives the model the error text), the model calls it again'],
   ['openai_agents_hidden', 'batch', 'as `openai_agents_recall`, but `charge_card` returns an error text instead of throwing'],
+  ['pending/langchain_traceloop_retry', 'batch (traceloop SDK)', '`createAgent` (LangGraph) + `toolRetryMiddleware` inside `traceloop.withAgent`, OpenLLMetry (`@traceloop/node-server-sdk`) LangChain instrumentation; `charge_card` throws twice, the third execution succeeds'],
+  ['pending/langchain_traceloop_recall', 'batch (traceloop SDK)', 'as `langchain_traceloop_retry` without middleware; the thrown error goes back to the model as a ToolMessage (status `error`), the model calls `charge_card` again'],
+  ['langchain_traceloop_hidden', 'batch (traceloop SDK)', 'as `langchain_traceloop_recall`, but `charge_card` returns a ToolMessage with status `error` instead of throwing'],
 ];
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];
