@@ -20,6 +20,8 @@ const CAPTURES = [
   ['pending/langchain_traceloop_retry', 'batch (traceloop SDK)', '`createAgent` (LangGraph) + `toolRetryMiddleware` inside `traceloop.withAgent`, OpenLLMetry (`@traceloop/node-server-sdk`) LangChain instrumentation; `charge_card` throws twice, the third execution succeeds'],
   ['pending/langchain_traceloop_recall', 'batch (traceloop SDK)', 'as `langchain_traceloop_retry` without middleware; the thrown error goes back to the model as a ToolMessage (status `error`), the model calls `charge_card` again'],
   ['langchain_traceloop_hidden', 'batch (traceloop SDK)', 'as `langchain_traceloop_recall`, but `charge_card` returns a ToolMessage with status `error` instead of throwing'],
+  ['langchain_openinference_turn_diff', 'batch', '`createAgent` (LangGraph), OpenInference; ONE model turn calls `lookup_customer` twice with different arguments'],
+  ['langchain_openinference_turn_same', 'batch', 'as `langchain_openinference_turn_diff` with the SAME arguments on both calls (two calls, not a retry)'],
 ];
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];

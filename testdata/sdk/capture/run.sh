@@ -25,6 +25,8 @@ CAPTURES=(
   "langchain_traceloop_retry|langchain_traceloop|langchain_traceloop.mjs|retry||pending"
   "langchain_traceloop_recall|langchain_traceloop|langchain_traceloop.mjs|recall||pending"
   "langchain_traceloop_hidden|langchain_traceloop|langchain_traceloop.mjs|hidden|"
+  "langchain_openinference_turn_diff|langchain|langchain_openinference_turn.mjs|diff|"
+  "langchain_openinference_turn_same|langchain|langchain_openinference_turn.mjs|same|"
 )
 
 declare -A INSTALLED=()
