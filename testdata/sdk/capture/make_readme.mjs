@@ -22,6 +22,8 @@ const CAPTURES = [
   ['langchain_traceloop_hidden', 'batch (traceloop SDK)', 'as `langchain_traceloop_recall`, but `charge_card` returns a ToolMessage with status `error` instead of throwing'],
   ['langchain_openinference_turn_diff', 'batch', '`createAgent` (LangGraph), OpenInference; ONE model turn calls `lookup_customer` twice with different arguments'],
   ['langchain_openinference_turn_same', 'batch', 'as `langchain_openinference_turn_diff` with the SAME arguments on both calls (two calls, not a retry)'],
+  ['strands_undici_retryagent', 'batch', 'Strands `tool()` that POSTs to an in-process service through undici `RetryAgent` (503, 503, 200), `@opentelemetry/instrumentation-undici` + `instrumentation-http`'],
+  ['strands_http_retryloop', 'batch', 'as `strands_undici_retryagent` with `node:http` and a hand-written retry loop, `@opentelemetry/instrumentation-http`'],
 ];
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];

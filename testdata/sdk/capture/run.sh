@@ -27,6 +27,8 @@ CAPTURES=(
   "langchain_traceloop_hidden|langchain_traceloop|langchain_traceloop.mjs|hidden|"
   "langchain_openinference_turn_diff|langchain|langchain_openinference_turn.mjs|diff|"
   "langchain_openinference_turn_same|langchain|langchain_openinference_turn.mjs|same|"
+  "strands_undici_retryagent|strands_http|strands_http.mjs|undici|"
+  "strands_http_retryloop|strands_http|strands_http.mjs|retryloop|"
 )
 
 declare -A INSTALLED=()
