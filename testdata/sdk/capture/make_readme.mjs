@@ -13,6 +13,17 @@ const CAPTURES = [
   ['langchain_openinference', 'batch', '`createAgent` (LangGraph) + `toolRetryMiddleware`, OpenInference LangChain instrumentation'],
   ['strands', 'batch', '`Agent.invoke`, tools from an in-process MCP server via `McpClient`, default (legacy) GenAI events'],
   ['strands_latest', 'batch', 'as `strands` with `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`'],
+  ['strands_hidden', 'batch', '`Agent.invoke` + MCP tools; `charge_card` returns `isError: true` twice, an `AfterToolCallEvent` hook re-runs it (one toolUseId, three executions)'],
+  ['strands_recall', 'batch', '`Agent.invoke` + MCP tools; `charge_card` returns `isError: true` once, the model calls it again (new toolUseId, backup card)'],
+  ['openai_agents_recall', 'batch', '`run(agent)` (`@openai/agents`) over `OpenAIChatCompletionsModel` with a scripted `fetch`, OpenInference OpenAI Agents instrumentation; `charge_card` throws once (custom `errorFunction` gives the model the error text), the model calls it again'],
+  ['openai_agents_hidden', 'batch', 'as `openai_agents_recall`, but `charge_card` returns an error text instead of throwing'],
+  ['pending/langchain_traceloop_retry', 'batch (traceloop SDK)', '`createAgent` (LangGraph) + `toolRetryMiddleware` inside `traceloop.withAgent`, OpenLLMetry (`@traceloop/node-server-sdk`) LangChain instrumentation; `charge_card` throws twice, the third execution succeeds'],
+  ['pending/langchain_traceloop_recall', 'batch (traceloop SDK)', 'as `langchain_traceloop_retry` without middleware; the thrown error goes back to the model as a ToolMessage (status `error`), the model calls `charge_card` again'],
+  ['langchain_traceloop_hidden', 'batch (traceloop SDK)', 'as `langchain_traceloop_recall`, but `charge_card` returns a ToolMessage with status `error` instead of throwing'],
+  ['langchain_openinference_turn_diff', 'batch', '`createAgent` (LangGraph), OpenInference; ONE model turn calls `lookup_customer` twice with different arguments'],
+  ['langchain_openinference_turn_same', 'batch', 'as `langchain_openinference_turn_diff` with the SAME arguments on both calls (two calls, not a retry)'],
+  ['strands_undici_retryagent', 'batch', 'Strands `tool()` that POSTs to an in-process service through undici `RetryAgent` (503, 503, 200), `@opentelemetry/instrumentation-undici` + `instrumentation-http`'],
+  ['strands_http_retryloop', 'batch', 'as `strands_undici_retryagent` with `node:http` and a hand-written retry loop, `@opentelemetry/instrumentation-http`'],
 ];
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];

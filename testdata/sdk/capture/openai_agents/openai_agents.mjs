@@ -1,0 +1,133 @@
+// OpenAI Agents JS run traced by @arizeai/openinference-instrumentation-openai-agents. The
+// model is the real OpenAIChatCompletionsModel over an `openai` client whose `fetch` answers
+// scripted chat completions in process (no socket), so generation spans are written.
+//  recall: charge_card THROWS on its first call; a custom errorFunction turns the error into
+//          text for the model (the SDK marks the function span with an error); the model calls
+//          charge_card again with a new call id and a backup card.
+//  hidden: charge_card RETURNS an error text on its first call without throwing (the span is
+//          OK, the failure is only in output.value); the model calls it again the same way.
+// usage: node openai_agents.mjs <recall|hidden> <out.jsonl> <truth.json>
+import fs from 'node:fs';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OpenAIAgentsInstrumentation } from '@arizeai/openinference-instrumentation-openai-agents';
+import * as agents from '@openai/agents';
+import OpenAI from 'openai';
+import { z } from 'zod';
+import { startReceiver } from './receiver.mjs';
+
+const [scenario = 'recall', outFile, truthFile] = process.argv.slice(2);
+if (!['hidden', 'recall'].includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
+const receiver = await startReceiver(outFile);
+const exporter = new OTLPTraceExporter({ url: receiver.url });
+const provider = new NodeTracerProvider({
+  resource: resourceFromAttributes({ 'service.name': 'capture-openai-agents' }),
+  spanProcessors: [new BatchSpanProcessor(exporter)],
+});
+provider.register();
+new OpenAIAgentsInstrumentation({ tracerProvider: provider }).manuallyInstrument(agents);
+const { Agent, run, tool, OpenAIChatCompletionsModel } = agents;
+
+const S = scenario === 'recall' ? 'r' : 'h';
+const D = scenario === 'recall' ? '1' : '2';
+const calls = {
+  lookup: { customer_id: `cus_oa${S}_Tg5Ks9Wc`, email: `sofia.moreno.oa${S}@example.com` },
+  charge: { card_number: `41111111111${D}1111`, email: `sofia.moreno.pay${S}@example.com`, amount_cents: 4599, iban: `ES91210004184502000${D}1332` },
+  charge2: { card_number: `41111111111${D}2228`, email: `sofia.moreno.backup${S}@example.com`, amount_cents: 4599, iban: `ES91210004184502000${D}2443` },
+};
+const results = {
+  lookup: { account_ref: `acct_oa${S}_Rf2Dm6Xn`, full_name: `Sofia Moreno OA${S.toUpperCase()}-Customer`, phone: `+34-612-${D}45-678`, default_card_token: `tok_oa${S}_card_Lw83Qp` },
+  charge: { charge_id: `ch_oa${S}_3MnBv7Zx`, receipt_email: `receipts+45${D}9@example.org`, last4_token: `tok_visa_oa${S}_2228p4` },
+};
+const chargeError = `do_not_honor: issuer declined card ${calls.charge.card_number} (auth ref dnh_oa${S}_Qz64Hj)`;
+const truthTools = [];
+
+let chargeAttempts = 0;
+const lookupCustomer = tool({
+  name: 'lookup_customer', description: 'Look up a customer record',
+  parameters: z.object({ customer_id: z.string(), email: z.string() }),
+  execute: async (args, _ctx, details) => {
+    truthTools.push({ tool: 'lookup_customer', call_id: details?.toolCall?.callId ?? null, arguments: args, result: JSON.stringify(results.lookup), failed: false });
+    return JSON.stringify(results.lookup);
+  },
+});
+const chargeCard = tool({
+  name: 'charge_card', description: 'Charge a payment card',
+  parameters: z.object({ card_number: z.string(), email: z.string(), amount_cents: z.number(), iban: z.string() }),
+  execute: async (args, _ctx, details) => {
+    chargeAttempts++;
+    const call_id = details?.toolCall?.callId ?? null;
+    if (chargeAttempts === 1) {
+      if (scenario === 'recall') {
+        truthTools.push({ tool: 'charge_card', call_id, attempt: 1, arguments: args, result: chargeError, failed: true });
+        throw new Error(chargeError);
+      }
+      const text = `ERROR ${chargeError}`;
+      truthTools.push({ tool: 'charge_card', call_id, attempt: 1, arguments: args, result: text, failed: true });
+      return text;
+    }
+    truthTools.push({ tool: 'charge_card', call_id, attempt: chargeAttempts, arguments: args, result: JSON.stringify(results.charge), failed: false });
+    return JSON.stringify(results.charge);
+  },
+  // the model sees the thrown error's text (the default hides it behind a fixed message)
+  errorFunction: (_ctx, error) => `charge failed: ${error instanceof Error ? error.message : String(error)}`,
+});
+
+// ---- scripted chat completions behind the real OpenAI client
+const steps = [
+  { text: 'Let me look up the customer record first.', call: [`call_oa${S}_lookup_1`, 'lookup_customer', calls.lookup] },
+  { text: 'Found the customer. Charging the card now.', call: [`call_oa${S}_charge_1`, 'charge_card', calls.charge] },
+  { text: 'The card was declined. Trying the backup card on file.', call: [`call_oa${S}_charge_2`, 'charge_card', calls.charge2] },
+  { text: 'Done: the order is paid and the receipt is on its way.' },
+];
+let step = 0;
+const scriptedFetch = async (url, init) => {
+  if (!String(url).endsWith('/chat/completions')) throw new Error(`unexpected request ${url}`);
+  const s = steps[Math.min(step++, steps.length - 1)];
+  const message = { role: 'assistant', content: s.text, refusal: null };
+  if (s.call) message.tool_calls = [{ id: s.call[0], type: 'function', function: { name: s.call[1], arguments: JSON.stringify(s.call[2]) } }];
+  const body = {
+    id: `chatcmpl-oa${S}-${step}`, object: 'chat.completion', created: 1767225600 + step, model: 'scripted-model-1',
+    choices: [{ index: 0, message, finish_reason: s.call ? 'tool_calls' : 'stop', logprobs: null }],
+    usage: { prompt_tokens: 100 + step * 40, completion_tokens: 25, total_tokens: 125 + step * 40 },
+  };
+  return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json', 'x-request-id': `req_oa${S}_${step}` } });
+};
+const client = new OpenAI({ apiKey: 'sk-capture-not-a-key', baseURL: 'http://127.0.0.1:9/v1', fetch: scriptedFetch, maxRetries: 0 });
+const agent = new Agent({
+  name: 'checkout-agent',
+  instructions: 'You are a checkout assistant. Use the tools to look up customers and charge cards.',
+  model: new OpenAIChatCompletionsModel(client, 'scripted-model-1'),
+  tools: [lookupCustomer, chargeCard],
+});
+const res = await run(agent, 'Please charge the customer from order 8841 for the open invoice and send the receipt.');
+console.error('final:', res.finalOutput, 'attempts:', chargeAttempts, 'model steps:', step);
+await agents.getGlobalTraceProvider().forceFlush();
+await provider.forceFlush();
+await provider.shutdown();
+await receiver.close();
+console.error(`requests=${receiver.state.requests} spans=${receiver.state.spans}`);
+
+// the SDK's agent span, and the root the instrumentation opens for the SDK's trace
+const agentSpans = [
+  { name: 'checkout-agent', marker: 'openinference.span.kind=AGENT' },
+  { name: 'Agent workflow', marker: 'openinference.span.kind=AGENT (the root; its child of the same name is a CHAIN)' },
+];
+const expect = {
+  calls: [
+    { tool: 'lookup_customer', attempts: 1, attempt_statuses: ['ok'], retry_layer: null, failed_attempts_hidden: false, span_names: ['lookup_customer'], call_ids: [`call_oa${S}_lookup_1`] },
+    { tool: 'charge_card', attempts: 1, attempt_statuses: ['error'], retry_layer: null, failed_attempts_hidden: scenario === 'hidden', span_names: ['charge_card'], call_ids: [`call_oa${S}_charge_1`] },
+    { tool: 'charge_card', attempts: 1, attempt_statuses: ['ok'], retry_layer: 'agent', failed_attempts_hidden: false, span_names: ['charge_card'], call_ids: [`call_oa${S}_charge_2`] },
+  ],
+  agent_spans: agentSpans,
+  notes: scenario === 'recall'
+    ? 'charge_card threw; the SDK caught it (non-fatal), marked the function span with an error and gave the model the errorFunction text; the model called charge_card again with a new call id and changed arguments (backup card, email, IBAN).'
+    : 'charge_card returned an error text instead of throwing: the SDK treats it as a normal output, so the function span has no error; the model called charge_card again with a new call id and changed arguments.',
+};
+const pkgs = JSON.parse(fs.readFileSync(new URL('./package.json', import.meta.url))).dependencies;
+fs.writeFileSync(truthFile, JSON.stringify({
+  sdk: `openai-agents js + OpenInference (batch span processor, scenario ${scenario})`, packages: pkgs, tools: truthTools, expect,
+  note: 'tools return JSON strings; call_id is the chat completion tool_call id as the tool saw it (details.toolCall.callId)',
+}, null, 2) + '\n');
