@@ -4,31 +4,50 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configgrpc"
 	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 // startBackend runs the collector's own OTLP receiver (gRPC only) on 127.0.0.1:port in this
-// process, as the tracing backend the collector under test exports to. It is shut down at
-// cleanup.
+// process, as the tracing backend the collector under test exports to, with the 4 MiB
+// request limit OTLP receivers have by default. It is shut down at cleanup.
 func startBackend(t *testing.T, port int) *consumertest.TracesSink {
+	t.Helper()
+	sink := new(consumertest.TracesSink)
+	startBackendConsumer(t, port, 0, sink)
+	return sink
+}
+
+// startBackendConsumer is startBackend with any consumer behind the receiver, accepting
+// requests up to maxRecvMiB (0: the default 4 MiB).
+func startBackendConsumer(t *testing.T, port, maxRecvMiB int, next consumer.Traces) {
 	t.Helper()
 	factory := otlpreceiver.NewFactory()
 	cfg := factory.CreateDefaultConfig().(*otlpreceiver.Config)
 	grpc := configgrpc.NewDefaultServerConfig()
-	grpc.NetAddr.Endpoint = fmt.Sprintf("127.0.0.1:%d", port)
+	grpc.NetAddr.Endpoint = loopback(port)
+	if maxRecvMiB != 0 {
+		grpc.MaxRecvMsgSizeMiB = maxRecvMiB
+	}
 	cfg.Protocols.GRPC = configoptional.Some(grpc)
 	cfg.Protocols.HTTP = configoptional.None[otlpreceiver.HTTPConfig]()
-	sink := new(consumertest.TracesSink)
-	rcv, err := factory.CreateTraces(context.Background(), receivertest.NewNopSettings(factory.Type()), cfg, sink)
+	rcv, err := factory.CreateTraces(context.Background(), receivertest.NewNopSettings(factory.Type()), cfg, next)
 	if err != nil {
 		t.Fatalf("create backend OTLP receiver: %v", err)
 	}
@@ -40,7 +59,69 @@ func startBackend(t *testing.T, port int) *consumertest.TracesSink {
 			t.Errorf("shut down backend OTLP receiver: %v", err)
 		}
 	})
-	return sink
+}
+
+// Backend behaviours.
+const (
+	backendAccept int32 = iota
+	backendRefuse       // answer UNAVAILABLE at once
+	backendHang         // hold the call until the client gives up, then fail it
+)
+
+// faultyBackend is a tracing backend that accepts requests up to 64 MiB and can refuse or
+// hang; what it accepts lands in sink.
+type faultyBackend struct {
+	mode     atomic.Int32
+	refused  atomic.Int64
+	hung     atomic.Int64
+	accepted atomic.Int64
+	sink     consumertest.TracesSink
+}
+
+var errBackendDown = errors.New("backend refuses: test fault")
+
+func (b *faultyBackend) consume(ctx context.Context, td ptrace.Traces) error {
+	switch b.mode.Load() {
+	case backendRefuse:
+		b.refused.Add(1)
+		return errBackendDown
+	case backendHang:
+		b.hung.Add(1)
+		select {
+		case <-ctx.Done():
+		case <-time.After(sendTimeout):
+		}
+		// Nothing is kept: the client timed out, so a kept copy would come back as a
+		// duplicate of its retry.
+		return errBackendDown
+	}
+	b.accepted.Add(1)
+	return b.sink.ConsumeTraces(ctx, td)
+}
+
+func startFaultyBackend(t *testing.T, port int) *faultyBackend {
+	t.Helper()
+	b := &faultyBackend{}
+	next, err := consumer.NewTraces(b.consume)
+	if err != nil {
+		t.Fatalf("create backend consumer: %v", err)
+	}
+	startBackendConsumer(t, port, 64, next)
+	return b
+}
+
+// spanCounts counts what the sink received per trace id and per (trace, span) id, without
+// copying spans.
+func spanCounts(sink *consumertest.TracesSink) (perTrace map[string]int, perSpan map[[2]string]int) {
+	perTrace, perSpan = map[string]int{}, map[[2]string]int{}
+	for _, td := range sink.AllTraces() {
+		for _, s := range tracespans.All(td) {
+			tid := s.TraceID().String()
+			perTrace[tid]++
+			perSpan[[2]string{tid, s.SpanID().String()}]++
+		}
+	}
+	return perTrace, perSpan
 }
 
 // backendTrace is what the backend received of one trace.
@@ -154,4 +235,26 @@ func appendValueLocated(out []located, where string, v any) []located {
 		}
 	}
 	return out
+}
+
+// waitBackendHas waits until the sink holds every span of every trace a correct
+// retry_storm keeps: the signal traces and the clean traces the threshold passes.
+func waitBackendHas(t *testing.T, sink *consumertest.TracesSink, truth []agenttraffic.Truth, th sampling.Threshold) {
+	t.Helper()
+	want := map[string]int{}
+	for _, tr := range truth {
+		if tr.Keep || keepsClean(t, th, tr.TraceID) {
+			want[tr.TraceID] = tr.Spans
+		}
+	}
+	eventually(t, settleTimeout, "every kept trace whole in the backend", func() (bool, string) {
+		perTrace, _ := spanCounts(sink)
+		incomplete := 0
+		for id, n := range want {
+			if perTrace[id] < n {
+				incomplete++
+			}
+		}
+		return incomplete == 0, fmt.Sprintf("%d of %d kept traces still incomplete", incomplete, len(want))
+	})
 }

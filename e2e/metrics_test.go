@@ -191,40 +191,40 @@ func parseLabels(in string, labels map[string]string) (string, error) {
 	}
 }
 
-// waitSettled polls the collector's metrics until retry_storm has received wantSpans spans
-// and decided and forwarded or dropped every one of them with no trace left in its buffer.
-// It returns the last scrape; on timeout it reports an error and returns that scrape anyway.
-// It fails the test at once when the collector exits.
-func waitSettled(t *testing.T, collector *collectorProcess, port, wantSpans int) metrics {
-	t.Helper()
-	deadline := time.Now().Add(settleTimeout)
-	var last metrics
-	var lastErr error
-	for {
-		m, err := scrape(port)
-		if err == nil {
-			last = m
-			received := int(m.sum(metricSpansReceived, nil))
-			done := int(m.sum(metricSpansForwarded, nil) + m.sum(metricSpansDropped, nil))
-			if received == wantSpans && done == received && m.sum(metricBufferedTraces, nil) == 0 {
-				return m
+// retrystormLines prints the samples of the processor, the summary exporter and the
+// exporters' send counters, for failure messages.
+func (m metrics) retrystormLines() string {
+	var b strings.Builder
+	for _, s := range m {
+		if strings.Contains(s.name, "retry_storm") || strings.Contains(s.name, "storm_summary") ||
+			strings.HasPrefix(s.name, "otelcol_exporter_") {
+			if strings.HasSuffix(s.name, "_bucket") {
+				continue
 			}
+			fmt.Fprintf(&b, "  %s%v %v\n", s.name, s.labels, s.value)
 		}
-		lastErr = err
-		select {
-		case <-collector.exited:
-			t.Fatalf("collector exited while retry_storm was deciding: %v", collector.waitErr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("retry_storm not settled after %s: received %v of %d spans, forwarded %v, dropped %v, buffered traces %v (last scrape error: %v)",
-				settleTimeout, last.sum(metricSpansReceived, nil), wantSpans, last.sum(metricSpansForwarded, nil),
-				last.sum(metricSpansDropped, nil), last.sum(metricBufferedTraces, nil), lastErr)
-			return last
-		}
-		time.Sleep(pollInterval)
 	}
+	return b.String()
 }
+
+// accounted checks received = forwarded + dropped + buffered spans.
+func accounted(m metrics) (received, forwarded, dropped, buffered int, ok bool) {
+	received = int(m.sum(metricSpansReceived, nil))
+	forwarded = int(m.sum(metricSpansForwarded, nil))
+	dropped = int(m.sum(metricSpansDropped, nil))
+	buffered = int(m.sum(metricPrefix+"buffered_spans", nil))
+	return received, forwarded, dropped, buffered, received == forwarded+dropped+buffered
+}
+
+// Exporter metrics the reliability tests read.
+const (
+	metricRecordsWritten = "otelcol_exporter_storm_summary_records_written"
+	metricRecordsDedup   = "otelcol_exporter_storm_summary_records_deduplicated"
+	metricWriteErrors    = "otelcol_exporter_storm_summary_write_errors"
+	metricSentSpans      = "otelcol_exporter_sent_spans"
+	metricSendFailed     = "otelcol_exporter_send_failed_spans"
+	metricQueueSize      = "otelcol_exporter_queue_size"
+)
 
 func TestParseExposition(t *testing.T) {
 	m, err := parseExposition(`# HELP x y

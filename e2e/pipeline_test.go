@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
 
@@ -31,37 +32,44 @@ const (
 	numShards = 0
 )
 
+// agentsimBurstInterval is how far apart agentsim plans traces with --rate 0.
+const agentsimBurstInterval = 10 * time.Millisecond
+
+// pipelineConfig is the collector of the pipeline tests: decisions 2 s after a trace's last
+// span, 200 ms after its root.
+func pipelineConfig(t *testing.T, dir string, cleanPercent float64, numShards int) stormConfig {
+	t.Helper()
+	cfg := newStormConfig(t, dir)
+	cfg.DecisionWait, cfg.RootGrace = "2s", "200ms"
+	cfg.CleanPercent, cfg.NumShards = cleanPercent, numShards
+	cfg.LogLevel = ""
+	return cfg
+}
+
 // TestPipelineAgainstGroundTruth runs agentsim through the built collector (retry_storm →
 // OTLP backend + storm_summary) and holds the summary file, what the backend received and
 // the collector's metrics to the ground truth agentsim wrote.
 func TestPipelineAgainstGroundTruth(t *testing.T) {
 	dir := t.TempDir()
 	agentsim := buildAgentsim(t, dir)
-	ports := freePorts(t, 3)
-	otlpPort, backendPort, metricsPort := ports[0], ports[1], ports[2]
-	sink := startBackend(t, backendPort)
-	summaryPath := filepath.Join(dir, "storms", "storms.jsonl")
-	config := writeConfig(t, dir, pipelineConfig{
-		OTLPPort: otlpPort, BackendPort: backendPort, MetricsPort: metricsPort,
-		SummaryPath: summaryPath, CleanPercent: cleanPercent, NumShards: numShards,
-	})
-	collector := startCollector(t, config)
-	collector.waitListening(t, otlpPort)
+	cfg := pipelineConfig(t, dir, cleanPercent, numShards)
+	sink := startBackend(t, cfg.BackendPort)
+	collector := startStormCollector(t, dir, cfg)
 
 	truthPath := filepath.Join(dir, "truth.jsonl")
-	runAgentsim(t, agentsim, "--endpoint", fmt.Sprintf("127.0.0.1:%d", otlpPort), "--rate", "0",
+	runAgentsim(t, agentsim, "--endpoint", loopback(cfg.OTLPPort), "--rate", "0",
 		"--count", strconv.Itoa(agentCount), "--every-scenario", "--seed", strconv.Itoa(agentSeed),
 		"--service", agentService, "--truth", truthPath)
 	truth := readTruth(t, truthPath)
 	th := cleanThreshold(t, cleanPercent)
 	want := expect(t, truth, th)
 
-	m := waitSettled(t, collector, metricsPort, want.spans)
+	m := waitSettled(t, collector, cfg.MetricsPort, want.spans)
 	collector.stop(t)
 
-	records, raw := readSummaries(t, summaryPath)
-	findingRecords := readFindingRecords(t, summaryPath)
-	sent := regenerate(t, agentSeed, agentCount, truth)
+	summary := readSummaryFileMust(t, cfg.SummaryPath)
+	records, raw, findingRecords := summary.latest(t), summary.raw, summary.findings
+	sent := regenerate(t, agentSeed, agentCount, agentsimBurstInterval, truth)
 	backend := backendTraces(sink)
 	var remapped int
 	t.Run("summary file", func(t *testing.T) { checkSummaries(t, truth, records, raw) })

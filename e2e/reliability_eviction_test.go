@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -22,31 +21,30 @@ import (
 // the call, and a reader sees that one.
 func TestReliabilityEvictedDecisionKeepsTheMostCompleteRecord(t *testing.T) {
 	dir := t.TempDir()
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	cfg.NumShards = 1
 	cfg.DecisionWait, cfg.RootGrace = "1s", "200ms"
-	cfg.ProcessorExtra = "    decision_cache: {kept_traces: 1}"
+	cfg.Processor = yamlMap{"decision_cache": yamlMap{"kept_traces": 1}}
 	sink := startBackend(t, cfg.BackendPort)
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 
 	trace, storm := executorStormTrace(t)
 	first, rest := splitAfterFirstAttempt(t, &trace, storm)
 	sendTraceParts(t, cfg.OTLPPort, &trace, first)
 	waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "the first part decided and kept", func(m metrics) bool {
-		return int(m.sum(metricSpansReceived, nil)) == len(first) && m.sum(metricBufferedTraces, nil) == 0
+		return settledAt(m, len(first))
 	})
 
 	other := generate(t, agenttraffic.Config{Seed: 8, Scenarios: agenttraffic.ScenarioWeights{agenttraffic.ScenarioExecutorStorm: 1}}, 1)
 	otherSpans, _ := sendWhole(t, dialOTLP(t, cfg.OTLPPort), other, 1)
 	waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "another kept trace evicting the first one's decision", func(m metrics) bool {
-		return int(m.sum(metricSpansReceived, nil)) == len(first)+otherSpans && m.sum(metricBufferedTraces, nil) == 0 &&
+		return settledAt(m, len(first)+otherSpans) &&
 			m.sum(metricPrefix+"decision_cache_evictions", map[string]string{"decision": "kept"}) == 1
 	})
 
 	sendTraceParts(t, cfg.OTLPPort, &trace, rest)
 	m := waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "the rest decided as a new trace", func(m metrics) bool {
-		return int(m.sum(metricSpansReceived, nil)) == len(first)+otherSpans+len(rest) && m.sum(metricBufferedTraces, nil) == 0
+		return settledAt(m, len(first)+otherSpans+len(rest))
 	})
 	if late := m.sum(metricPrefix+"late_spans", nil); late != 0 {
 		t.Fatalf("%v spans were taken as late: the decision was not forgotten", late)
@@ -55,7 +53,8 @@ func TestReliabilityEvictedDecisionKeepsTheMostCompleteRecord(t *testing.T) {
 
 	id := stormrecord.RecordID(trace.Truth.TraceID, storm.CallKey)
 	var lines []stormrecord.Record
-	for _, r := range readSummaryFile(t, cfg.SummaryPath).records {
+	summary := readSummaryFileMust(t, cfg.SummaryPath)
+	for _, r := range summary.records {
 		if r.ID == id {
 			lines = append(lines, r)
 		}
@@ -72,7 +71,7 @@ func TestReliabilityEvictedDecisionKeepsTheMostCompleteRecord(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stormreport reads the file: %v", err)
 	}
-	records, _ := readSummaries(t, cfg.SummaryPath)
+	records := summary.latest(t)
 	for who, recs := range map[string][]stormrecord.Record{"the e2e reader": records, "stormreport": report.Records} {
 		i := slices.IndexFunc(recs, func(r stormrecord.Record) bool { return r.ID == id })
 		if i < 0 || !recs[i].Storm || !slices.Equal(recs[i].AttemptSpanIDs, restAttempts) {

@@ -3,22 +3,14 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 )
-
-// retryFast makes an exporter retry a failed send every 100–500 ms, forever: the tests end
-// the fault, not the retry budget.
-const retryFast = `    retry_on_failure:
-      enabled: true
-      initial_interval: 100ms
-      max_interval: 500ms
-      max_elapsed_time: 0s`
 
 // TestReliabilitySummaryUnwritableAtStart: a summary path that cannot be created stops the
 // collector at start with an error naming the path, instead of running without records.
@@ -60,14 +52,13 @@ func TestReliabilitySummaryUnwritableAtStart(t *testing.T) {
 		"dangling symlink":         dangling,
 	} {
 		t.Run(name, func(t *testing.T) {
-			cfg := newRelConfig(t, dir)
+			cfg := newStormConfig(t, dir)
 			cfg.NoBackend = true
 			cfg.SummaryPath = path
 			logPath := filepath.Join(t.TempDir(), "collector.log")
-			p := startCollectorEnv(t, cfg.write(t, t.TempDir(), "collector.yaml"), logPath)
-			select {
-			case <-p.exited:
-			case <-time.After(readyTimeout):
+			config := cfg.collector().write(t, filepath.Join(t.TempDir(), "collector.yaml"))
+			p := startCollector(t, config, logPath)
+			if !p.waitExit(readyTimeout) {
 				t.Fatalf("collector still running %s with an unwritable summary path %s", readyTimeout, path)
 			}
 			if p.waitErr == nil {
@@ -114,13 +105,12 @@ func TestReliabilitySummaryFilesystemFaults(t *testing.T) {
 	dir := t.TempDir()
 	const tmpfsKB = 256
 	mnt := mountTmpfs(t, dir, tmpfsKB)
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	cfg.NumShards = 1
 	cfg.SummaryPath = filepath.Join(mnt, "storms.jsonl")
-	cfg.SummaryExtra = retryFast
+	cfg.Summary = retryFast()
 	sink := startBackend(t, cfg.BackendPort)
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 	client := dialOTLP(t, cfg.OTLPPort)
 	th := cleanThreshold(t, cfg.CleanPercent)
 
@@ -139,8 +129,7 @@ func TestReliabilitySummaryFilesystemFaults(t *testing.T) {
 	remountTmpfs(t, mnt, true, tmpfsKB)
 	sendPhase(roTraffic)
 	m := waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "appends failing on the read-only filesystem, retried", func(m metrics) bool {
-		return int(m.sum(metricSpansReceived, nil)) == sentSpans && m.sum(metricBufferedTraces, nil) == 0 &&
-			m.sum(metricWriteErrors, nil) >= 3
+		return settledAt(m, sentSpans) && m.sum(metricWriteErrors, nil) >= 3
 	})
 	roErrors := m.sum(metricWriteErrors, nil)
 	t.Run("read-only: backend unaffected", func(t *testing.T) {
@@ -158,8 +147,7 @@ func TestReliabilitySummaryFilesystemFaults(t *testing.T) {
 	filler := fillFilesystem(t, mnt)
 	sendPhase(fullTraffic)
 	m = waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "appends failing on the full filesystem, retried", func(m metrics) bool {
-		return int(m.sum(metricSpansReceived, nil)) == sentSpans && m.sum(metricBufferedTraces, nil) == 0 &&
-			m.sum(metricWriteErrors, nil) >= roErrors+3
+		return settledAt(m, sentSpans) && m.sum(metricWriteErrors, nil) >= roErrors+3
 	})
 	fullErrors := m.sum(metricWriteErrors, nil) - roErrors
 	t.Run("full: no partial line, backend unaffected", func(t *testing.T) {
@@ -203,12 +191,12 @@ func TestReliabilitySummaryFilesystemFaults(t *testing.T) {
 // recovery every kept trace is in the backend whole, each span once.
 func TestReliabilityBackendFaults(t *testing.T) {
 	dir := t.TempDir()
-	cfg := newRelConfig(t, dir)
-	cfg.BackendExtra = "    timeout: 500ms\n" + retryFast
+	cfg := newStormConfig(t, dir)
+	cfg.Backend = retryFast()
+	cfg.Backend["timeout"] = "500ms"
 	backend := startFaultyBackend(t, cfg.BackendPort)
 	backend.mode.Store(backendRefuse)
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 	client := dialOTLP(t, cfg.OTLPPort)
 	th := cleanThreshold(t, cfg.CleanPercent)
 
@@ -216,19 +204,15 @@ func TestReliabilityBackendFaults(t *testing.T) {
 	truth := truthOf(traffic)
 	spans, _ := sendWhole(t, client, traffic, 5)
 	m := waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "traces decided and records written while the backend refuses", func(m metrics) bool {
-		return int(m.sum(metricSpansReceived, nil)) == spans && m.sum(metricBufferedTraces, nil) == 0 &&
+		return settledAt(m, spans) &&
 			int(m.sum(metricRecordsWritten, nil)) == countRecords(truth) && backend.refused.Load() >= 3
 	})
 	t.Logf("backend refusing: %d exports refused; %v records written meanwhile", backend.refused.Load(), m.sum(metricRecordsWritten, nil))
 
 	backend.mode.Store(backendHang)
-	deadline := time.Now().Add(settleTimeout)
-	for backend.hung.Load() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the exporter did not retry against the hanging backend")
-		}
-		time.Sleep(pollInterval)
-	}
+	eventually(t, settleTimeout, "the exporter retrying against the hanging backend", func() (bool, string) {
+		return backend.hung.Load() >= 2, fmt.Sprintf("%d exports hung", backend.hung.Load())
+	})
 	backend.mode.Store(backendAccept)
 	waitBackendHas(t, &backend.sink, truth, th)
 	m, _ = scrape(cfg.MetricsPort)

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,14 +40,13 @@ const (
 // nothing crashes or stalls, and a normal storm trace sent afterwards is decided as usual.
 func TestReliabilityHostileInput(t *testing.T) {
 	dir := t.TempDir()
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	cfg.DecisionWait, cfg.RootGrace = "4s", "500ms"
 	// The backend accepts requests up to 64 MiB: a 100k-span trace leaves retry_storm in
 	// one request (see TestReliabilityLargeTraceReachesDefaultBackend for a backend with
 	// the usual 4 MiB limit).
 	sink := &startFaultyBackend(t, cfg.BackendPort).sink
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 	client := dialOTLP(t, cfg.OTLPPort)
 
 	cases := []hostileCase{
@@ -185,7 +183,7 @@ func hugeTrace() hostileCase {
 	for b.spans.Len() < hugeSpans-1 {
 		b.span("chat model", root, 50, 60, map[string]any{"gen_ai.operation.name": "chat"})
 	}
-	appendRoot(b, root)
+	b.rootWithID(root)
 	var requests []ptrace.Traces
 	for from := 0; from < hugeSpans; from += 10_000 {
 		requests = append(requests, b.request(from, min(from+10_000, hugeSpans)))
@@ -379,11 +377,10 @@ func absurdTimes() hostileCase {
 // kept 100k-span trace reaches such a backend whole.
 func TestReliabilityLargeTraceReachesDefaultBackend(t *testing.T) {
 	dir := t.TempDir()
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	cfg.BatchMaxSize = 4096
 	sink := startBackend(t, cfg.BackendPort)
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 	client := dialOTLP(t, cfg.OTLPPort)
 	c := hugeTrace()
 	for _, td := range c.requests {

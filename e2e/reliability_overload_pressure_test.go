@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -45,13 +44,12 @@ func TestReliabilityOverloadPiecesUnderFlood(t *testing.T) {
 
 func piecesUnderFlood(t *testing.T, rootless bool) {
 	dir := t.TempDir()
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	cfg.MaxBufferedBytes = pressureBound
 	// Deadlines come late, so the flood fills the buffer and memory pressure decides.
 	cfg.DecisionWait, cfg.RootGrace = "10s", "3s"
 	startBackend(t, cfg.BackendPort)
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 	client := dialOTLP(t, cfg.OTLPPort)
 
 	victims := generate(t, agenttraffic.Config{Seed: 181, Scenarios: agenttraffic.ScenarioWeights{
@@ -142,7 +140,7 @@ func stormCount(truth []agenttraffic.Truth) int {
 // in a collector whose shard share is 2 MiB. It used to be decided clean from its first
 // spans and the rest dropped as late: now its storm is recorded, as part of the trace.
 func TestReliabilityOverloadOversizedTrace(t *testing.T) {
-	s := startOneShot(t, func(c *relConfig) {
+	s := startOneShot(t, func(c *stormConfig) {
 		c.MaxBufferedBytes = pressureBound
 		c.DecisionWait, c.RootGrace = "10s", "1s"
 	})
@@ -157,7 +155,7 @@ func TestReliabilityOverloadOversizedTrace(t *testing.T) {
 	b.genai(rootID, "charge_card", "call_oversized", `{"amount":42}`, 8100, 8200, nil)
 	b.fail("upstream 503")
 	b.genai(rootID, "charge_card", "call_oversized", `{"amount":42}`, 8300, 8400, map[string]any{"gen_ai.tool.call.result": `{"ok":true}`})
-	appendRoot(b, rootID)
+	b.rootWithID(rootID)
 	var requests []ptrace.Traces
 	var sizer ptrace.ProtoMarshaler
 	bytes := 0
@@ -315,16 +313,17 @@ func stormPieces(tr *agenttraffic.Trace) (first, rest ptrace.Traces) {
 // truth expects, or settleTimeout passes; it returns the file and what is still missing.
 func waitStormRecords(t *testing.T, p *collectorProcess, path string, truth []agenttraffic.Truth) (summaryFile, []string) {
 	t.Helper()
-	deadline := time.Now().Add(settleTimeout)
-	for {
-		f := readSummaryFile(t, path)
-		missing := missingStorms(truth, f)
-		if len(missing) == 0 || time.Now().After(deadline) {
-			return f, missing
+	var f summaryFile
+	var missing []string
+	poll(settleTimeout, func() (bool, string) {
+		f = readSummaryFile(t, path)
+		missing = missingStorms(truth, f)
+		if len(missing) > 0 {
+			p.alive(t)
 		}
-		p.alive(t)
-		time.Sleep(pollInterval)
-	}
+		return len(missing) == 0, ""
+	})
+	return f, missing
 }
 
 // missingStorms lists the truth's storm records that have no storm record in f, matched

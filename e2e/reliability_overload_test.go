@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -42,13 +41,12 @@ const (
 // go on deciding traffic afterwards.
 func TestReliabilityOverload(t *testing.T) {
 	dir := t.TempDir()
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	cfg.MaxBufferedBytes = overloadBound
 	// Decisions by deadline come late, so the buffer fills and memory pressure decides.
 	cfg.DecisionWait, cfg.RootGrace = "10s", "3s"
 	sink := startBackend(t, cfg.BackendPort)
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 	pid := p.cmd.Process.Pid
 	client := dialOTLP(t, cfg.OTLPPort)
 
@@ -111,9 +109,9 @@ func TestReliabilityOverload(t *testing.T) {
 		}
 	})
 	t.Run("summary file", func(t *testing.T) {
-		records, raw := readSummaries(t, cfg.SummaryPath)
+		f := readSummaryFileMust(t, cfg.SummaryPath)
 		// The warm-up trace has its own record; checkSummaries holds the rest to the truth.
-		checkSummaries(t, truth, withoutTrace(records, warm.traceID()), raw)
+		checkSummaries(t, truth, withoutTrace(f.latest(t), warm.traceID()), f.raw)
 	})
 	t.Run("backend", func(t *testing.T) {
 		checkBackendExactly(t, truth, sink, th, warm.traceID())

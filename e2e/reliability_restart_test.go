@@ -20,16 +20,15 @@ import (
 func TestReliabilitySIGTERMDecidesBuffered(t *testing.T) {
 	dir := t.TempDir()
 	agentsim := buildAgentsim(t, dir)
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	cfg.DecisionWait, cfg.RootGrace = "2m", "2m"
 	cfg.NumShards = 0 // the default; stale_cache_suspect does not depend on the order shards decide in
 	cfg.CleanPercent = cleanPercent
 	sink := startBackend(t, cfg.BackendPort)
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 
 	truthPath := filepath.Join(dir, "truth.jsonl")
-	runAgentsim(t, agentsim, "--endpoint", fmt.Sprintf("127.0.0.1:%d", cfg.OTLPPort), "--rate", "0",
+	runAgentsim(t, agentsim, "--endpoint", loopback(cfg.OTLPPort), "--rate", "0",
 		"--count", strconv.Itoa(agentCount), "--every-scenario", "--seed", strconv.Itoa(agentSeed),
 		"--service", agentService, "--truth", truthPath)
 	truth := readTruth(t, truthPath)
@@ -53,8 +52,9 @@ func TestReliabilitySIGTERMDecidesBuffered(t *testing.T) {
 	t.Logf("SIGTERM with %d traces (%d spans, %.1f MiB) buffered: exited cleanly after %s",
 		len(truth), want.spans, bufferedBytes/(1<<20), time.Since(start).Round(time.Millisecond))
 
-	records, raw := readSummaries(t, cfg.SummaryPath)
-	sent := regenerate(t, agentSeed, agentCount, truth)
+	summary := readSummaryFileMust(t, cfg.SummaryPath)
+	records, raw := summary.latest(t), summary.raw
+	sent := regenerate(t, agentSeed, agentCount, agentsimBurstInterval, truth)
 	t.Run("summary file", func(t *testing.T) { checkSummaries(t, truth, records, raw) })
 	t.Run("backend", func(t *testing.T) {
 		checkBackend(t, truth, want, sent, backendTraces(sink), th)
@@ -77,33 +77,22 @@ func TestReliabilitySIGKILLWithPersistentQueue(t *testing.T) {
 	dir := t.TempDir()
 	const tmpfsKB = 512
 	mnt := mountTmpfs(t, dir, tmpfsKB)
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	cfg.NoBackend = true
 	cfg.NumShards = 1
 	cfg.DecisionWait, cfg.RootGrace = "3s", "200ms"
 	cfg.SummaryPath = filepath.Join(mnt, "storms.jsonl")
 	queueDir := filepath.Join(dir, "queue")
-	cfg.Extensions = "  file_storage:\n    directory: " + queueDir + "\n    create_directory: true"
-	cfg.ExtensionNames = "[file_storage]"
-	cfg.SummaryExtra = `    sending_queue:
-      enabled: true
-      storage: file_storage
-      num_consumers: 2
-    retry_on_failure:
-      enabled: true
-      initial_interval: 100ms
-      max_interval: 500ms
-      max_elapsed_time: 0s`
-	config := cfg.write(t, dir, "collector.yaml")
-	logPath := filepath.Join(dir, "collector.log")
+	cfg.Extensions = yamlMap{"file_storage": yamlMap{"directory": queueDir, "create_directory": true}}
+	cfg.Summary = retryFast()
+	cfg.Summary["sending_queue"] = yamlMap{"enabled": true, "storage": "file_storage", "num_consumers": 2}
 
 	weights := signalHeavy()
 	before := generate(t, agenttraffic.Config{Seed: 31, Scenarios: weights}, 30)
 	queued := generate(t, agenttraffic.Config{Seed: 32, Scenarios: weights}, 30)
 	wantBefore, wantQueued := countRecords(truthOf(before)), countRecords(truthOf(queued))
 
-	p := startCollectorEnv(t, config, logPath)
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 	client := dialOTLP(t, cfg.OTLPPort)
 	spansBefore, _ := sendWhole(t, client, before, 5)
 	waitMetrics(t, p, cfg.MetricsPort, settleTimeout, fmt.Sprintf("%d records written", wantBefore), func(m metrics) bool {
@@ -116,8 +105,7 @@ func TestReliabilitySIGKILLWithPersistentQueue(t *testing.T) {
 	filler := fillFilesystem(t, mnt)
 	spansQueued, _ := sendWhole(t, client, queued, 5)
 	m := waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "queued traces decided and their appends failing and retried", func(m metrics) bool {
-		return int(m.sum(metricSpansReceived, nil)) == spansBefore+spansQueued && m.sum(metricBufferedTraces, nil) == 0 &&
-			m.sum(metricWriteErrors, nil) >= 3
+		return settledAt(m, spansBefore+spansQueued) && m.sum(metricWriteErrors, nil) >= 3
 	})
 	if got := int(m.sum(metricRecordsWritten, nil)); got != wantBefore {
 		t.Fatalf("%d records written on a full filesystem, want %d (those before the fault)", got, wantBefore)
@@ -133,8 +121,7 @@ func TestReliabilitySIGKILLWithPersistentQueue(t *testing.T) {
 		t.Fatalf("free the filesystem: %v", err)
 	}
 	start := time.Now()
-	p = startCollectorEnv(t, config, logPath)
-	p.waitListening(t, cfg.OTLPPort)
+	p = startStormCollector(t, dir, cfg)
 	all := append(truthOf(before), truthOf(queued)...)
 	m = waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "the queued records replayed", func(m metrics) bool {
 		return int(m.sum(metricRecordsWritten, nil)) >= wantQueued
@@ -154,7 +141,7 @@ func TestReliabilitySIGKILLWithPersistentQueue(t *testing.T) {
 	client = dialOTLP(t, cfg.OTLPPort)
 	spansAgain, _ := sendWhole(t, client, before, 5)
 	m = waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "the re-sent traces decided and deduplicated", func(m metrics) bool {
-		return int(m.sum(metricSpansReceived, nil)) == spansAgain && m.sum(metricBufferedTraces, nil) == 0 &&
+		return settledAt(m, spansAgain) &&
 			int(m.sum(metricRecordsDedup, nil)) == wantBefore
 	})
 	t.Run("re-sent traces not written again", func(t *testing.T) {

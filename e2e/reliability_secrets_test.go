@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,7 +12,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -45,7 +43,7 @@ const (
 // the spans are HMAC-SHA256 with that key.
 func TestReliabilitySecretsKeyEnv(t *testing.T) {
 	key := newKey(t)
-	runSecrets(t, key, "    hashing:\n      key_env: "+keyEnvName, keyEnvName+"="+key)
+	runSecrets(t, key, yamlMap{"key_env": keyEnvName}, keyEnvName+"="+key)
 }
 
 func TestReliabilitySecretsKeyFile(t *testing.T) {
@@ -54,7 +52,7 @@ func TestReliabilitySecretsKeyFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	runSecrets(t, key, "    hashing:\n      key_file: "+path)
+	runSecrets(t, key, yamlMap{"key_file": path})
 }
 
 func newKey(t *testing.T) string {
@@ -66,7 +64,7 @@ func newKey(t *testing.T) string {
 	return "rs-e2e-key-" + hex.EncodeToString(b)
 }
 
-func runSecrets(t *testing.T, key, hashing string, env ...string) {
+func runSecrets(t *testing.T, key string, hashing yamlMap, env ...string) {
 	runSecretsWith(t, key, hashing, nil, sendAgentsim, env...)
 }
 
@@ -75,16 +73,16 @@ func runSecrets(t *testing.T, key, hashing string, env ...string) {
 // each kept trace after its decision: late spans of a kept trace are redacted too.
 func TestReliabilitySecretsInPieces(t *testing.T) {
 	key := newKey(t)
-	adjust := func(c *relConfig) { c.DecisionWait, c.RootGrace = "6s", "3s" }
-	runSecretsWith(t, key, "    hashing:\n      key_env: "+keyEnvName, adjust, sendInPieces, keyEnvName+"="+key)
+	adjust := func(c *stormConfig) { c.DecisionWait, c.RootGrace = "6s", "3s" }
+	runSecretsWith(t, key, yamlMap{"key_env": keyEnvName}, adjust, sendInPieces, keyEnvName+"="+key)
 }
 
 // secretsTraffic sends agentsim traffic to the collector and returns its truth and how
 // many spans it sent.
-type secretsTraffic func(t *testing.T, dir string, cfg relConfig, p *collectorProcess, client *otlpClient) ([]agenttraffic.Truth, int)
+type secretsTraffic func(t *testing.T, dir string, cfg stormConfig, p *collectorProcess, client *otlpClient) ([]agenttraffic.Truth, int)
 
 // sendAgentsim runs the agentsim binary: every scenario, then the mix.
-func sendAgentsim(t *testing.T, dir string, cfg relConfig, _ *collectorProcess, _ *otlpClient) ([]agenttraffic.Truth, int) {
+func sendAgentsim(t *testing.T, dir string, cfg stormConfig, _ *collectorProcess, _ *otlpClient) ([]agenttraffic.Truth, int) {
 	agentsim := buildAgentsim(t, dir)
 	var truth []agenttraffic.Truth
 	for i, args := range [][]string{
@@ -110,7 +108,7 @@ var lateCopyMark = [3]byte{0xfd, 0x5e, 0x7c}
 // sendInPieces deals the same scenarios' spans into shuffled requests; once they are
 // decided it sends, for every trace the collector keeps, its copy-carrying non-tool spans
 // again under new span ids.
-func sendInPieces(t *testing.T, _ string, cfg relConfig, p *collectorProcess, client *otlpClient) ([]agenttraffic.Truth, int) {
+func sendInPieces(t *testing.T, _ string, cfg stormConfig, p *collectorProcess, client *otlpClient) ([]agenttraffic.Truth, int) {
 	traces := generate(t, agenttraffic.Config{Seed: secretsSeed, EveryScenario: true}, secretsCount)
 	traces = append(traces, generate(t, agenttraffic.Config{Seed: secretsSeed + 1, Shapes: []agenttraffic.Shape{secretsExtraShape},
 		Scenarios: agenttraffic.ScenarioWeights{agenttraffic.ScenarioExecutorStorm: 1}}, 2)...)
@@ -164,18 +162,17 @@ func carriesCopies(s *agenttraffic.Span) bool {
 	return len(s.Events) > 0 && strings.HasPrefix(s.Events[0].Name, "gen_ai.")
 }
 
-func runSecretsWith(t *testing.T, key, hashing string, adjust func(*relConfig), send secretsTraffic, env ...string) {
+// runSecretsWith runs send into a collector with retry_storm hashing configured by hashing.
+func runSecretsWith(t *testing.T, key string, hashing yamlMap, adjust func(*stormConfig), send secretsTraffic, env ...string) {
 	dir := t.TempDir()
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	cfg.LogLevel = "debug"
-	cfg.ProcessorExtra = hashing
+	cfg.Processor = yamlMap{"hashing": hashing}
 	if adjust != nil {
 		adjust(&cfg)
 	}
 	backend := startFaultyBackend(t, cfg.BackendPort)
-	logPath := filepath.Join(dir, "collector.log")
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), logPath, env...)
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg, env...)
 	client := dialOTLP(t, cfg.OTLPPort)
 
 	truth, spans := send(t, dir, cfg, p, client)
@@ -327,16 +324,17 @@ func scrapeText(t *testing.T, port int) string {
 // source that yields nothing stops the collector with an error that names the source.
 func TestReliabilityKeyNeverInline(t *testing.T) {
 	key := newKey(t)
-	for name, hashing := range map[string]string{
-		"literal":          "    hashing:\n      key: " + key,
-		"from env in YAML": "    hashing:\n      key: ${env:" + keyEnvName + "}",
-		"flow style":       "    hashing: {key: \"" + key + "\", redact_payloads: true}",
+	for name, hashing := range map[string]any{
+		"literal":          yamlMap{"key": key},
+		"from env in YAML": yamlMap{"key": "${env:" + keyEnvName + "}"},
+		"flow style":       flowMap("key", key, "redact_payloads", true),
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			cfg := newRelConfig(t, dir)
-			cfg.ProcessorExtra = hashing
-			out, code := runBinary(t, []string{keyEnvName + "=" + key}, "validate", "--config", cfg.write(t, dir, "collector.yaml"))
+			cfg := newStormConfig(t, dir)
+			cfg.Processor = yamlMap{"hashing": hashing}
+			config := cfg.collector().write(t, filepath.Join(dir, "collector.yaml"))
+			out, code := runCollector(t, []string{keyEnvName + "=" + key}, "validate", "--config", config)
 			if code == 0 {
 				t.Fatalf("validate accepted an inline hashing.key:\n%s", out)
 			}
@@ -352,20 +350,22 @@ func TestReliabilityKeyNeverInline(t *testing.T) {
 	if err := os.WriteFile(emptyKey, []byte("\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for name, c := range map[string]struct{ hashing, want string }{
-		"unset variable": {"    hashing:\n      key_env: RETRYSTORM_E2E_UNSET_KEY", "environment variable RETRYSTORM_E2E_UNSET_KEY is not set"},
-		"empty key file": {"    hashing:\n      key_file: " + emptyKey, "hashing.key_file " + emptyKey + " is empty"},
-		"missing file":   {"    hashing:\n      key_file: /nonexistent/retrystorm.key", "read hashing.key_file /nonexistent/retrystorm.key"},
+	for name, c := range map[string]struct {
+		hashing yamlMap
+		want    string
+	}{
+		"unset variable": {yamlMap{"key_env": "RETRYSTORM_E2E_UNSET_KEY"}, "environment variable RETRYSTORM_E2E_UNSET_KEY is not set"},
+		"empty key file": {yamlMap{"key_file": emptyKey}, "hashing.key_file " + emptyKey + " is empty"},
+		"missing file":   {yamlMap{"key_file": "/nonexistent/retrystorm.key"}, "read hashing.key_file /nonexistent/retrystorm.key"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			cfg := newRelConfig(t, dir)
+			cfg := newStormConfig(t, dir)
 			cfg.NoBackend = true
-			cfg.ProcessorExtra = c.hashing
-			p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-			select {
-			case <-p.exited:
-			case <-time.After(readyTimeout):
+			cfg.Processor = yamlMap{"hashing": c.hashing}
+			config := cfg.collector().write(t, filepath.Join(dir, "collector.yaml"))
+			p := startCollector(t, config, filepath.Join(dir, "collector.log"))
+			if !p.waitExit(readyTimeout) {
 				t.Fatalf("collector still running %s without a usable key", readyTimeout)
 			}
 			if p.waitErr == nil || !strings.Contains(p.log(), c.want) {
@@ -373,24 +373,6 @@ func TestReliabilityKeyNeverInline(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runBinary runs the collector binary with extra environment and returns its output and
-// exit code.
-func runBinary(t *testing.T, env []string, args ...string) (string, int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, collectorBinary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if exitErr, ok := err.(*exec.ExitError); ok && ctx.Err() == nil {
-		return string(out), exitErr.ExitCode()
-	}
-	if err != nil {
-		t.Fatalf("run %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out), 0
 }
 
 // leakTable collects where raw payload values were found, one row per output, span name

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,13 +31,12 @@ const (
 // whole; late spans follow their trace's decision and are counted.
 func TestReliabilitySplitAndLateTraffic(t *testing.T) {
 	dir := t.TempDir()
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	// Long enough that every span of the shuffled traffic arrives before any decision.
 	cfg.DecisionWait, cfg.RootGrace = "6s", "3s"
 	cfg.CleanPercent = splitCleanPercent
 	sink := startBackend(t, cfg.BackendPort)
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 	client := dialOTLP(t, cfg.OTLPPort)
 
 	weights := agenttraffic.ScenarioWeights{agenttraffic.ScenarioClean: 4}
@@ -237,33 +235,17 @@ func shuffledRequests(traces []agenttraffic.Trace, seed uint64) []ptrace.Traces 
 
 // lateSpans builds request i of late spans for a trace already decided: a GenAI tool
 // attempt carrying a raw secret argument and a chat span, under the trace's root, with new
-// span ids.
+// span ids, ending now.
 func lateSpans(tr *agenttraffic.Trace, i int) (ptrace.Traces, []string) {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", tr.Service)
-	spans := rs.ScopeSpans().AppendEmpty().Spans()
-	root := tr.Root()
-	var ids []string
-	for j, name := range []string{"execute_tool lookup_customer", "chat late-model"} {
-		s := spans.AppendEmpty()
-		s.SetTraceID(pcommon.TraceID(tr.ID))
-		id := pcommon.SpanID{0xfe, byte(i), byte(j), 1, 2, 3, 4, 5}
-		s.SetSpanID(id)
-		s.SetParentSpanID(pcommon.SpanID(root.ID))
-		s.SetName(name)
-		now := time.Now()
-		s.SetStartTimestamp(pcommon.NewTimestampFromTime(now.Add(-time.Second)))
-		s.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
-		if j == 0 {
-			s.Attributes().PutStr("gen_ai.operation.name", "execute_tool")
-			s.Attributes().PutStr("gen_ai.tool.name", "lookup_customer")
-			s.Attributes().PutStr("gen_ai.tool.call.id", "call_late_"+string(rune('a'+i)))
-			s.Attributes().PutStr("gen_ai.tool.call.arguments", `{"card":"`+lateSecret+`"}`)
-		} else {
-			s.Attributes().PutStr("gen_ai.operation.name", "chat")
-		}
-		ids = append(ids, id.String())
-	}
-	return td, ids
+	b := continueTrace(pcommon.TraceID(tr.ID), tr.Service, "", time.Now().Add(-time.Second))
+	root := pcommon.SpanID(tr.Root().ID)
+	tool := pcommon.SpanID{0xfe, byte(i), 0, 1, 2, 3, 4, 5}
+	b.spanWithID(tool, "execute_tool lookup_customer", root, 0, 1000, map[string]any{
+		"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup_customer",
+		"gen_ai.tool.call.id":        "call_late_" + string(rune('a'+i)),
+		"gen_ai.tool.call.arguments": `{"card":"` + lateSecret + `"}`,
+	})
+	chat := pcommon.SpanID{0xfe, byte(i), 1, 1, 2, 3, 4, 5}
+	b.spanWithID(chat, "chat late-model", root, 0, 1000, map[string]any{"gen_ai.operation.name": "chat"})
+	return b.td, []string{tool.String(), chat.String()}
 }

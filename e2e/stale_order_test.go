@@ -31,22 +31,17 @@ func TestStaleCacheSuspectAnyOrder(t *testing.T) {
 	for _, shards := range []int{0, 8} {
 		t.Run(fmt.Sprintf("num_shards %d", shards), func(t *testing.T) {
 			dir := t.TempDir()
-			ports := freePorts(t, 3)
-			otlpPort, backendPort, metricsPort := ports[0], ports[1], ports[2]
-			sink := startBackend(t, backendPort)
-			summaryPath := filepath.Join(dir, "storms.jsonl")
-			collector := startCollector(t, writeConfig(t, dir, pipelineConfig{
-				OTLPPort: otlpPort, BackendPort: backendPort, MetricsPort: metricsPort,
-				SummaryPath: summaryPath, CleanPercent: 0, NumShards: shards,
-			}))
-			collector.waitListening(t, otlpPort)
+			cfg := pipelineConfig(t, dir, 0, shards)
+			cfg.SummaryPath = filepath.Join(dir, "storms.jsonl")
+			sink := startBackend(t, cfg.BackendPort)
+			collector := startStormCollector(t, dir, cfg)
 
-			var runs []*backgroundAgentsim
+			var runs []*agentsimRun
 			var truthPaths []string
 			for i, seed := range []int{31, 32} {
 				path := filepath.Join(dir, fmt.Sprintf("truth-%d.jsonl", i))
 				truthPaths = append(truthPaths, path)
-				runs = append(runs, startAgentsimBackground(t, agentsim, "--endpoint", fmt.Sprintf("127.0.0.1:%d", otlpPort),
+				runs = append(runs, startAgentsim(t, agentsim, "--endpoint", loopback(cfg.OTLPPort),
 					"--rate", "0", "--count", strconv.Itoa(staleOrderCount), "--seed", strconv.Itoa(seed),
 					"--scenarios", "clean=2,stale_cache=1", "--stale-pairs", strconv.Itoa(staleOrderPairs),
 					"--service", agentService, "--truth", path))
@@ -65,11 +60,11 @@ func TestStaleCacheSuspectAnyOrder(t *testing.T) {
 					stale++
 				}
 			}
-			m := waitSettled(t, collector, metricsPort, spans)
+			m := waitSettled(t, collector, cfg.MetricsPort, spans)
 			collector.stop(t)
 
-			records, raw := readSummaries(t, summaryPath)
-			checkSummaries(t, truth, records, raw)
+			summary := readSummaryFileMust(t, cfg.SummaryPath)
+			checkSummaries(t, truth, summary.latest(t), summary.raw)
 			found := int(m.sum(metricFindings, map[string]string{"kind": "stale_cache_suspect"}))
 			if found != stale {
 				t.Errorf("findings{kind=stale_cache_suspect} = %d, want %d: one per injected stale read", found, stale)

@@ -14,7 +14,7 @@ func TestTwoTierConfigsValidate(t *testing.T) {
 	for _, name := range []string{"tier1.yaml", "tier2.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("config", "two-tier", name)
-			out, code := runCollector(t, "validate", "--config", path)
+			out, code := runCollector(t, nil, "validate", "--config", path)
 			if code != 0 {
 				t.Fatalf("validate %s exited %d:\n%s", path, code, out)
 			}

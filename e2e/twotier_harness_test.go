@@ -3,19 +3,14 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"text/template"
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 
-	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
@@ -39,140 +34,46 @@ type tier1Config struct {
 	SinglePort  int
 }
 
-var tier1Template = template.Must(template.New("tier1").Parse(`
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:{{.OTLPPort}}
-
-exporters:
-  load_balancing:
-    routing_key: traceID
-    protocol:
-      otlp:
-        tls:
-          insecure: true
-        timeout: 5s
-        sending_queue:
-          num_consumers: 1
-          queue_size: 5000
-        retry_on_failure:
-          initial_interval: 100ms
-          max_interval: 500ms
-          max_elapsed_time: 60s
-    resolver:
-      static:
-        hostnames:
-{{- range .Tier2Ports}}
-          - 127.0.0.1:{{.}}
-{{- end}}
-{{- if .SinglePort}}
-  otlp_grpc/single:
-    endpoint: 127.0.0.1:{{.SinglePort}}
-    tls:
-      insecure: true
-    sending_queue:
-      num_consumers: 1
-      queue_size: 5000
-{{- end}}
-
-service:
-  telemetry:
-    metrics:
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: {{.MetricsPort}}
-                without_scope_info: true
-                without_units: true
-                without_type_suffix: true
-  pipelines:
-    traces:
-      receivers: [otlp]
-      exporters: [load_balancing{{if .SinglePort}}, otlp_grpc/single{{end}}]
-`))
-
-// tier2Config is one tier-2 collector: the pipeline test's retry_storm pipeline plus, when
-// TapPort is set, the tap.
-type tier2Config struct {
-	OTLPPort     int
-	BackendPort  int
-	TapPort      int
-	MetricsPort  int
-	SummaryPath  string
-	CleanPercent float64
-	NumShards    int
+func (c tier1Config) collector() collectorConfig {
+	var hostnames []string
+	for _, port := range c.Tier2Ports {
+		hostnames = append(hostnames, loopback(port))
+	}
+	cfg := collectorConfig{
+		Receivers: yamlMap{"otlp": otlpGRPCReceiver(c.OTLPPort)},
+		Exporters: yamlMap{"load_balancing": yamlMap{
+			"routing_key": "traceID",
+			"protocol": yamlMap{"otlp": yamlMap{
+				"tls": yamlMap{"insecure": true}, "timeout": "5s",
+				"sending_queue":    yamlMap{"num_consumers": 1, "queue_size": 5000},
+				"retry_on_failure": yamlMap{"initial_interval": "100ms", "max_interval": "500ms", "max_elapsed_time": "60s"},
+			}},
+			"resolver": yamlMap{"static": yamlMap{"hostnames": hostnames}},
+		}},
+		Service: serviceConfig{Telemetry: telemetry(c.MetricsPort, "")},
+	}
+	exporters := []string{"load_balancing"}
+	if c.SinglePort != 0 {
+		single := otlpGRPCExporter(c.SinglePort)
+		single["sending_queue"] = yamlMap{"num_consumers": 1, "queue_size": 5000}
+		cfg.Exporters["otlp_grpc/single"] = single
+		exporters = append(exporters, "otlp_grpc/single")
+	}
+	cfg.Service.Pipelines = map[string]pipeline{"traces": {Receivers: []string{"otlp"}, Exporters: exporters}}
+	return cfg
 }
 
-var tier2Template = template.Must(template.New("tier2").Parse(`
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:{{.OTLPPort}}
-
-processors:
-  retry_storm:
-    decision_wait: 2s
-    root_grace: 200ms
-    num_shards: {{.NumShards}}
-    sampling:
-      clean_percent: {{.CleanPercent}}
-
-exporters:
-  storm_summary:
-    path: {{.SummaryPath}}
-    include: [storm, failure, finding]
-  otlp_grpc/backend:
-    endpoint: 127.0.0.1:{{.BackendPort}}
-    tls:
-      insecure: true
-{{- if .TapPort}}
-  otlp_grpc/tap:
-    endpoint: 127.0.0.1:{{.TapPort}}
-    tls:
-      insecure: true
-{{- end}}
-
-service:
-  telemetry:
-    metrics:
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: {{.MetricsPort}}
-                without_scope_info: true
-                without_units: true
-                without_type_suffix: true
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [retry_storm]
-      exporters: [otlp_grpc/backend, storm_summary]
-{{- if .TapPort}}
-    traces/tap:
-      receivers: [otlp]
-      exporters: [otlp_grpc/tap]
-{{- end}}
-`))
-
-// renderTwoTierConfig renders data with tmpl into dir/name and returns the path.
-func renderTwoTierConfig(t *testing.T, dir, name string, tmpl *template.Template, data any) string {
+// startTier1 starts tier 1 in front of the tier-2 collectors (and, when single is not 0,
+// the single collector on that port) and returns it once it listens, with its OTLP and
+// metrics ports.
+func startTier1(t *testing.T, dir string, single int, tier2 ...*tier2Collector) (p *collectorProcess, otlpPort, metricsPort int) {
 	t.Helper()
-	var b bytes.Buffer
-	if err := tmpl.Execute(&b, data); err != nil {
-		t.Fatalf("render %s: %v", name, err)
+	ports := freePorts(t, 2)
+	cfg := tier1Config{OTLPPort: ports[0], MetricsPort: ports[1], SinglePort: single}
+	for _, c := range tier2 {
+		cfg.Tier2Ports = append(cfg.Tier2Ports, c.cfg.OTLPPort)
 	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatalf("write %s: %v", name, err)
-	}
-	return path
+	return launchCollector(t, dir, "tier1", cfg.collector(), cfg.OTLPPort), cfg.OTLPPort, cfg.MetricsPort
 }
 
 // tier2Collector is one tier-2 instance: its process (the current incarnation), the
@@ -181,36 +82,26 @@ func renderTwoTierConfig(t *testing.T, dir, name string, tmpl *template.Template
 type tier2Collector struct {
 	name    string
 	dir     string
-	cfg     tier2Config
+	cfg     stormConfig
 	proc    *collectorProcess
 	backend *consumertest.TracesSink
 	taps    []*consumertest.TracesSink
 }
 
-// startTier2 starts a tier-2 collector named name with a fresh backend and, when tap is
-// set, a tap; it returns once the collector listens.
+// startTier2 starts a tier-2 collector named name, the pipeline test's collector, with a
+// fresh backend and, when tap is set, a tap; it returns once the collector listens.
 func startTier2(t *testing.T, dir, name string, tap bool) *tier2Collector {
 	t.Helper()
-	ports := freePorts(t, 4)
-	c := &tier2Collector{name: name, dir: dir, cfg: tier2Config{
-		OTLPPort: ports[0], BackendPort: ports[1], MetricsPort: ports[2],
-		SummaryPath:  filepath.Join(dir, name, "storms.jsonl"),
-		CleanPercent: cleanPercent, NumShards: numShards,
-	}}
+	c := &tier2Collector{name: name, dir: filepath.Join(dir, name)}
+	c.cfg = pipelineConfig(t, c.dir, cleanPercent, numShards)
+	c.cfg.SummaryPath = filepath.Join(c.dir, "storms.jsonl")
 	c.backend = startBackend(t, c.cfg.BackendPort)
 	if tap {
-		c.cfg.TapPort = ports[3]
+		c.cfg.TapPort = freePorts(t, 1)[0]
 		c.taps = append(c.taps, startBackend(t, c.cfg.TapPort))
 	}
-	c.start(t)
+	c.proc = startStormCollector(t, c.dir, c.cfg)
 	return c
-}
-
-func (c *tier2Collector) start(t *testing.T) {
-	t.Helper()
-	config := renderTwoTierConfig(t, c.dir, fmt.Sprintf("tier2-%s-%d.yaml", c.name, len(c.taps)), tier2Template, c.cfg)
-	c.proc = startCollector(t, config)
-	c.proc.waitListening(t, c.cfg.OTLPPort)
 }
 
 // restart stops the collector with SIGTERM and starts it again on the same ports and the
@@ -222,7 +113,7 @@ func (c *tier2Collector) restart(t *testing.T) time.Duration {
 	c.proc.stop(t)
 	c.cfg.TapPort = freePorts(t, 1)[0]
 	c.taps = append(c.taps, startBackend(t, c.cfg.TapPort))
-	c.start(t)
+	c.proc = startStormCollector(t, c.dir, c.cfg)
 	return time.Since(begin)
 }
 
@@ -235,42 +126,15 @@ func (c *tier2Collector) tapName(i int) string {
 	return fmt.Sprintf("%s#%d", c.name, i+1)
 }
 
-// settled reports whether retry_storm in the current incarnation decided every span it
-// received and holds none, and how many it received.
+// settled reports whether retry_storm in the current incarnation has settled, and how many
+// spans it received.
 func (c *tier2Collector) settled() (bool, int, string) {
 	m, err := scrape(c.cfg.MetricsPort)
 	if err != nil {
-		return false, 0, fmt.Sprintf("%s: %v", c.name, err)
+		return false, 0, c.name + ": " + err.Error()
 	}
-	received := int(m.sum(metricSpansReceived, nil))
-	done := int(m.sum(metricSpansForwarded, nil) + m.sum(metricSpansDropped, nil))
-	buffered := int(m.sum(metricBufferedTraces, nil))
-	return done == received && buffered == 0, received,
-		fmt.Sprintf("%s: received %d, decided %d, buffered traces %d", c.name, received, done, buffered)
-}
-
-// twoTierWait polls cond until it holds; on timeout it fails the test with cond's last status.
-// It fails at once when one of procs exits.
-func twoTierWait(t *testing.T, what string, timeout time.Duration, procs []*collectorProcess, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, status := cond()
-		if ok {
-			return
-		}
-		for _, p := range procs {
-			select {
-			case <-p.exited:
-				t.Fatalf("a collector exited while waiting for %s: %v (%s)", what, p.waitErr, status)
-			default:
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached after %s: %s", what, timeout, status)
-		}
-		time.Sleep(pollInterval)
-	}
+	ok, received, status := settled(m)
+	return ok, received, c.name + ": " + status
 }
 
 // tapSpanSets maps trace id → span id → true for everything a sink received.
@@ -336,75 +200,4 @@ func (r tierRouting) process(traceID string) string {
 		return tap
 	}
 	return ""
-}
-
-// backgroundAgentsim is agentsim running in the background.
-type backgroundAgentsim struct {
-	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
-	done           chan error
-}
-
-// startAgentsimBackground starts agentsim; wait collects it. It is killed at cleanup if
-// still running.
-func startAgentsimBackground(t *testing.T, bin string, args ...string) *backgroundAgentsim {
-	t.Helper()
-	r := &backgroundAgentsim{done: make(chan error, 1)}
-	r.cmd = exec.Command(bin, args...)
-	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
-	if err := r.cmd.Start(); err != nil {
-		t.Fatalf("start agentsim: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		r.done <- r.cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = r.cmd.Process.Kill()
-			<-exited
-		}
-	})
-	return r
-}
-
-// wait waits for agentsim to exit and fails the test unless every span was exported.
-func (r *backgroundAgentsim) wait(t *testing.T) string {
-	t.Helper()
-	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Fatalf("agentsim: %v\nstdout:\n%s\nstderr:\n%s", err, tail(r.stdout.String(), 30), r.stderr.String())
-		}
-	case <-time.After(agentsimTimeout):
-		t.Fatalf("agentsim still running after %s", agentsimTimeout)
-	}
-	return r.stdout.String()
-}
-
-// twoTierRegenerate is regenerate for a paced agentsim run: --rate r plans traces 1/r apart.
-func twoTierRegenerate(t *testing.T, seed uint64, count int, interval time.Duration, truth []agenttraffic.Truth) map[string]*agenttraffic.Trace {
-	t.Helper()
-	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{
-		Seed: seed, EveryScenario: true, Interval: interval, Service: agentService,
-		Base: time.Now().Add(-time.Minute),
-	})
-	if err != nil {
-		t.Fatalf("regenerate agent traffic: %v", err)
-	}
-	traces := gen.Generate(count)
-	if len(traces) != len(truth) {
-		t.Fatalf("regenerated %d traces, agentsim's truth has %d", len(traces), len(truth))
-	}
-	out := make(map[string]*agenttraffic.Trace, len(traces))
-	for i := range traces {
-		if id := traces[i].ID.String(); id != truth[i].TraceID {
-			t.Fatalf("regenerated trace %d is %s, agentsim sent %s: the generator config differs from agentsim's", i, id, truth[i].TraceID)
-		}
-		out[traces[i].ID.String()] = &traces[i]
-	}
-	return out
 }

@@ -39,14 +39,10 @@ func TestTwoTierAgainstGroundTruth(t *testing.T) {
 	a := startTier2(t, dir, "a", true)
 	b := startTier2(t, dir, "b", true)
 	single := startTier2(t, dir, "single", false)
-	ports := freePorts(t, 2)
-	t1cfg := tier1Config{OTLPPort: ports[0], MetricsPort: ports[1],
-		Tier2Ports: []int{a.cfg.OTLPPort, b.cfg.OTLPPort}, SinglePort: single.cfg.OTLPPort}
-	tier1 := startCollector(t, renderTwoTierConfig(t, dir, "tier1.yaml", tier1Template, t1cfg))
-	tier1.waitListening(t, t1cfg.OTLPPort)
+	tier1, tier1Port, tier1Metrics := startTier1(t, dir, single.cfg.OTLPPort, a, b)
 
 	truthPath := filepath.Join(dir, "truth.jsonl")
-	runAgentsim(t, agentsim, "--endpoint", fmt.Sprintf("127.0.0.1:%d", t1cfg.OTLPPort), "--rate", "0",
+	runAgentsim(t, agentsim, "--endpoint", loopback(tier1Port), "--rate", "0",
 		"--count", strconv.Itoa(twoTierCount), "--every-scenario", "--seed", strconv.Itoa(twoTierSeed),
 		"--service", agentService, "--truth", truthPath)
 	truth := readTruth(t, truthPath)
@@ -56,8 +52,9 @@ func TestTwoTierAgainstGroundTruth(t *testing.T) {
 	}
 
 	procs := []*collectorProcess{tier1, a.proc, b.proc, single.proc}
-	twoTierWait(t, "tier 1 sent every span and every tier-2 collector decided them", settleTimeout, procs, func() (bool, string) {
-		m, err := scrape(t1cfg.MetricsPort)
+	eventually(t, settleTimeout, "tier 1 sent every span and every tier-2 collector decided them", func() (bool, string) {
+		aliveAll(t, procs...)
+		m, err := scrape(tier1Metrics)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -83,13 +80,13 @@ func TestTwoTierAgainstGroundTruth(t *testing.T) {
 	truth, moved := withoutCrossInstanceStaleCache(t, truth, route.process)
 	th := cleanThreshold(t, cleanPercent)
 	want := expect(t, truth, th)
-	recA, rawA := readSummaries(t, a.cfg.SummaryPath)
-	recB, rawB := readSummaries(t, b.cfg.SummaryPath)
+	summaryA, summaryB := readSummaryFileMust(t, a.cfg.SummaryPath), readSummaryFileMust(t, b.cfg.SummaryPath)
+	recA, rawA, findA := summaryA.latest(t), summaryA.raw, summaryA.findings
+	recB, rawB, findB := summaryB.latest(t), summaryB.raw, summaryB.findings
 	records := slices.Concat(recA, recB)
-	sent := regenerate(t, twoTierSeed, twoTierCount, truth)
+	sent := regenerate(t, twoTierSeed, twoTierCount, agentsimBurstInterval, truth)
 	backA, backB := backendTraces(a.backend), backendTraces(b.backend)
 	var remapped int
-	findA, findB := readFindingRecords(t, a.cfg.SummaryPath), readFindingRecords(t, b.cfg.SummaryPath)
 	t.Run("summary files", func(t *testing.T) {
 		checkSummaries(t, truth, records, slices.Concat(rawA, rawB))
 		checkRecordsWhereRouted(t, route, map[string][]stormrecord.Record{"a": recA, "b": recB})
@@ -105,7 +102,7 @@ func TestTwoTierAgainstGroundTruth(t *testing.T) {
 			}
 		}
 		inSingle := map[string]bool{}
-		for _, r := range readFindingRecords(t, single.cfg.SummaryPath) {
+		for _, r := range readSummaryFileMust(t, single.cfg.SummaryPath).findings {
 			inSingle[r.ID] = true
 		}
 		for _, r := range slices.Concat(findA, findB) {
@@ -251,7 +248,7 @@ func checkSameAsSingle(t *testing.T, truth []agenttraffic.Truth, moved map[strin
 	t.Logf("kept: two tiers %d traces (%d clean), single collector %d (%d clean)",
 		len(keptTiers), len(cleanTiers), len(keptSingle), len(cleanSingle))
 
-	singleRecords, _ := readSummaries(t, singleSummaries)
+	singleRecords := readSummaryFileMust(t, singleSummaries).latest(t)
 	tiers := encodedRecordsByID(t, records, nil)
 	one := encodedRecordsByID(t, singleRecords, moved)
 	for _, d := range twoTierSetDiff(twoTierKeys(tiers), twoTierKeys(one)) {

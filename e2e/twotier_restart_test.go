@@ -48,16 +48,14 @@ func TestTwoTierRestart(t *testing.T) {
 	agentsim := buildAgentsim(t, dir)
 	a := startTier2(t, dir, "a", true)
 	b := startTier2(t, dir, "b", true)
-	ports := freePorts(t, 2)
-	t1cfg := tier1Config{OTLPPort: ports[0], MetricsPort: ports[1], Tier2Ports: []int{a.cfg.OTLPPort, b.cfg.OTLPPort}}
-	tier1 := startCollector(t, renderTwoTierConfig(t, dir, "tier1.yaml", tier1Template, t1cfg))
-	tier1.waitListening(t, t1cfg.OTLPPort)
+	tier1, tier1Port, tier1Metrics := startTier1(t, dir, 0, a, b)
 
 	truthPath := filepath.Join(dir, "truth.jsonl")
-	run := startAgentsimBackground(t, agentsim, "--endpoint", fmt.Sprintf("127.0.0.1:%d", t1cfg.OTLPPort),
+	run := startAgentsim(t, agentsim, "--endpoint", loopback(tier1Port),
 		"--rate", strconv.Itoa(restartRate), "--count", strconv.Itoa(restartCount), "--every-scenario",
 		"--seed", strconv.Itoa(restartSeed), "--service", agentService, "--truth", truthPath)
-	twoTierWait(t, "b receives traffic", agentsimTimeout, []*collectorProcess{tier1, a.proc, b.proc}, func() (bool, string) {
+	eventually(t, agentsimTimeout, "b receives traffic", func() (bool, string) {
+		aliveAll(t, tier1, a.proc, b.proc)
 		_, got, status := b.settled()
 		return got >= restartAfterSpans, status
 	})
@@ -71,8 +69,9 @@ func TestTwoTierRestart(t *testing.T) {
 	}
 
 	procs := []*collectorProcess{tier1, a.proc, b.proc}
-	twoTierWait(t, "every span reached tier 2 and was decided", settleTimeout, procs, func() (bool, string) {
-		m, err := scrape(t1cfg.MetricsPort)
+	eventually(t, settleTimeout, "every span reached tier 2 and was decided", func() (bool, string) {
+		aliveAll(t, procs...)
+		m, err := scrape(tier1Metrics)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -99,10 +98,11 @@ func TestTwoTierRestart(t *testing.T) {
 	}
 	truth, _ = withoutCrossInstanceStaleCache(t, truth, route.process)
 	whole := slices.DeleteFunc(slices.Clone(truth), func(tr agenttraffic.Truth) bool { return split[tr.TraceID] })
-	recA, rawA := readSummaries(t, a.cfg.SummaryPath)
-	recB, rawB := readSummaries(t, b.cfg.SummaryPath)
+	summaryA, summaryB := readSummaryFileMust(t, a.cfg.SummaryPath), readSummaryFileMust(t, b.cfg.SummaryPath)
+	recA, rawA := summaryA.latest(t), summaryA.raw
+	recB, rawB := summaryB.latest(t), summaryB.raw
 	isSplit := func(r stormrecord.Record) bool { return split[r.TraceID] }
-	sent := twoTierRegenerate(t, restartSeed, restartCount, time.Second/restartRate, truth)
+	sent := regenerate(t, restartSeed, restartCount, time.Second/restartRate, truth)
 	backA, backB := backendTraces(a.backend), backendTraces(b.backend)
 
 	t.Run("whole traces: summary files", func(t *testing.T) {

@@ -3,16 +3,10 @@
 package e2e
 
 import (
-	"context"
 	"encoding/hex"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
-
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
@@ -38,13 +32,15 @@ func TestTier2RestartSplitsATraceInFlight(t *testing.T) {
 	b := startTier2(t, dir, "b", true)
 
 	sendTraceParts(t, b.cfg.OTLPPort, &trace, first)
-	twoTierWait(t, "b receives the first part", settleTimeout, []*collectorProcess{b.proc}, func() (bool, string) {
+	eventually(t, settleTimeout, "b receives the first part", func() (bool, string) {
+		b.proc.alive(t)
 		_, got, status := b.settled()
 		return got == len(first), status
 	})
 	b.restart(t)
 	sendTraceParts(t, b.cfg.OTLPPort, &trace, rest)
-	twoTierWait(t, "b decides the rest", settleTimeout, []*collectorProcess{b.proc}, func() (bool, string) {
+	eventually(t, settleTimeout, "b decides the rest", func() (bool, string) {
+		b.proc.alive(t)
 		ok, got, status := b.settled()
 		return ok && got == len(rest), status
 	})
@@ -54,7 +50,8 @@ func TestTier2RestartSplitsATraceInFlight(t *testing.T) {
 	}
 	b.proc.stop(t)
 
-	lines := readSummaryFile(t, b.cfg.SummaryPath).records
+	summary := readSummaryFileMust(t, b.cfg.SummaryPath)
+	lines := summary.records
 	if len(lines) != 2 {
 		t.Fatalf("b wrote %d lines for the split trace, want 2 (one per part): %+v", len(lines), lines)
 	}
@@ -72,7 +69,7 @@ func TestTier2RestartSplitsATraceInFlight(t *testing.T) {
 	if n := m.sum("otelcol_exporter_storm_summary_records_deduplicated", nil); n != 0 {
 		t.Errorf("the second process deduplicated %v records, want 0", n)
 	}
-	records, _ := readSummaries(t, b.cfg.SummaryPath)
+	records := summary.latest(t)
 	report, err := stormreport.Read([]string{b.cfg.SummaryPath})
 	if err != nil {
 		t.Fatalf("stormreport reads the file: %v", err)
@@ -139,24 +136,4 @@ func splitAfterFirstAttempt(t *testing.T, tr *agenttraffic.Trace, storm agenttra
 		}
 	}
 	return first, rest
-}
-
-// sendTraceParts sends the spans of tr listed in ids to a collector's OTLP gRPC port.
-func sendTraceParts(t *testing.T, port int, tr *agenttraffic.Trace, ids []string) {
-	t.Helper()
-	part := *tr
-	part.Spans = slices.DeleteFunc(slices.Clone(tr.Spans), func(s agenttraffic.Span) bool {
-		return !slices.Contains(ids, hex.EncodeToString(s.ID[:]))
-	})
-	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", port), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatalf("connect to 127.0.0.1:%d: %v", port, err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	req := ptraceotlp.NewExportRequestFromTraces(agenttraffic.TraceToPdata(&part))
-	if _, err := ptraceotlp.NewGRPCClient(conn).Export(ctx, req); err != nil {
-		t.Fatalf("send %d spans to 127.0.0.1:%d: %v", len(part.Spans), port, err)
-	}
 }

@@ -3,59 +3,11 @@
 package e2e
 
 import (
-	"context"
-	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
-
-// repoRoot is where the collector runs, so relative paths in the configs (./_run/…)
-// resolve as they do for a user starting it from a checkout.
-const repoRoot = ".."
-
-// collectorBinary returns the absolute path of the built distribution.
-func collectorBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := filepath.Abs(filepath.Join(repoRoot, "_build", "otelcol-retrystorm"))
-	if err != nil {
-		t.Fatalf("resolve collector binary path: %v", err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("collector binary %s is missing: run make build first (%v)", bin, err)
-	}
-	return bin
-}
-
-// runCollector runs the binary with args and returns its combined output and exit code.
-func runCollector(t *testing.T, args ...string) (string, int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, collectorBinary(t), args...)
-	cmd.Dir = repoRoot
-	// What production.yaml requires from its environment; nothing here is contacted.
-	cmd.Env = append(os.Environ(),
-		"OTLP_BACKEND_ENDPOINT=backend.invalid:4317",
-		"RETRYSTORM_HASH_KEY=e2e-not-a-secret",
-		"RETRYSTORM_DATA_DIR="+t.TempDir(),
-	)
-	out, err := cmd.CombinedOutput()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-		return string(out), 0
-	case errors.As(err, &exitErr) && ctx.Err() == nil:
-		return string(out), exitErr.ExitCode()
-	default:
-		t.Fatalf("run %s %s: %v\n%s", cmd.Path, strings.Join(args, " "), err, out)
-		return "", -1
-	}
-}
 
 func TestShippedConfigsValidate(t *testing.T) {
 	configs, err := filepath.Glob(filepath.Join(repoRoot, "config", "*.yaml"))
@@ -73,7 +25,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			out, code := runCollector(t, "validate", "--config", filepath.Join("config", name))
+			out, code := runCollector(t, nil, "validate", "--config", filepath.Join("config", name))
 			if code != 0 {
 				t.Fatalf("validate config/%s exited %d:\n%s", name, code, out)
 			}
@@ -86,7 +38,7 @@ func TestValidateNamesUnknownKey(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resolve config path: %v", err)
 	}
-	out, code := runCollector(t, "validate", "--config", config)
+	out, code := runCollector(t, nil, "validate", "--config", config)
 	if code == 0 {
 		t.Fatalf("validate accepted a config with an unknown retry_storm key:\n%s", out)
 	}
@@ -98,7 +50,7 @@ func TestValidateNamesUnknownKey(t *testing.T) {
 }
 
 func TestDistributionListsComponents(t *testing.T) {
-	out, code := runCollector(t, "components")
+	out, code := runCollector(t, nil, "components")
 	if code != 0 {
 		t.Fatalf("components exited %d:\n%s", code, out)
 	}

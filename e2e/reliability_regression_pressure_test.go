@@ -23,7 +23,7 @@ import (
 // no root) is decided clean and dropped, the second (the storm's attempts and the root)
 // is late and dropped. The storm is lost. Expected: every storm trace is kept.
 func TestRegressionPressureShedsIncompleteTrace(t *testing.T) {
-	s := startOneShot(t, func(c *relConfig) {
+	s := startOneShot(t, func(c *stormConfig) {
 		c.NumShards = 1
 		c.MaxBufferedBytes = 64 << 10
 		c.DecisionWait, c.RootGrace = "2m", "2m"
@@ -44,7 +44,7 @@ func TestRegressionPressureShedsIncompleteTrace(t *testing.T) {
 	x.genai(root, "charge_card", "call_x", `{"amount":1}`, 100, 200, nil)
 	x.fail("502")
 	x.genai(root, "charge_card", "call_x", `{"amount":1}`, 300, 400, nil)
-	appendRoot(x, root)
+	x.rootWithID(root)
 	requests = append(requests, x.request(0, 8), x.request(8, 11))
 	spans := 0
 	for _, td := range requests {
@@ -71,16 +71,15 @@ func TestRegressionPressureShedsIncompleteTrace(t *testing.T) {
 func TestRegressionOverloadAgentsim(t *testing.T) {
 	dir := t.TempDir()
 	agentsim := buildAgentsim(t, dir)
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	cfg.MaxBufferedBytes = overloadBound
 	cfg.DecisionWait, cfg.RootGrace = "2m", "2m"
 	// 64 MiB requests: the shutdown flush exceeds the usual 4 MiB
 	// (TestRegressionLargeKeptTraceExceedsBackendLimit), which is not what this test is about.
 	sink := &startFaultyBackend(t, cfg.BackendPort).sink
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 	truthPath := filepath.Join(dir, "truth.jsonl")
-	runAgentsim(t, agentsim, "--endpoint", fmt.Sprintf("127.0.0.1:%d", cfg.OTLPPort), "--rate", "0",
+	runAgentsim(t, agentsim, "--endpoint", loopback(cfg.OTLPPort), "--rate", "0",
 		"--count", strconv.Itoa(overloadTraces), "--seed", "5", "--service", agentService,
 		"--truth", truthPath)
 	truth := readTruth(t, truthPath)
@@ -114,10 +113,9 @@ func TestRegressionOverloadAgentsim(t *testing.T) {
 // send_batch_max_size after retry_storm.)
 func TestRegressionLargeKeptTraceExceedsBackendLimit(t *testing.T) {
 	dir := t.TempDir()
-	cfg := newRelConfig(t, dir)
+	cfg := newStormConfig(t, dir)
 	sink := startBackend(t, cfg.BackendPort)
-	p := startCollectorEnv(t, cfg.write(t, dir, "collector.yaml"), filepath.Join(dir, "collector.log"))
-	p.waitListening(t, cfg.OTLPPort)
+	p := startStormCollector(t, dir, cfg)
 	client := dialOTLP(t, cfg.OTLPPort)
 	c := hugeTrace()
 	for _, td := range c.requests {

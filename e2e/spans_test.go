@@ -1,0 +1,127 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// spanBuilder writes one trace span by span, under one resource and scope, for tests that
+// build spans by hand. Times are millisecond offsets from the builder's base.
+type spanBuilder struct {
+	td     ptrace.Traces
+	spans  ptrace.SpanSlice
+	id     pcommon.TraceID
+	base   time.Time
+	nextID uint64
+}
+
+// newSpanBuilder starts a trace of agentService whose id is derived from name, so tests
+// never share one; span ids count up from 1, times start a minute ago.
+func newSpanBuilder(name string) *spanBuilder {
+	sum := sha256.Sum256([]byte("reliability/" + name))
+	var id pcommon.TraceID
+	copy(id[:], sum[:16])
+	return continueTrace(id, agentService, "reliability", time.Now().Add(-time.Minute))
+}
+
+// continueTrace builds more spans of trace id: service and scope name the resource and
+// scope they are sent under, base is the time offsets count from.
+func continueTrace(id pcommon.TraceID, service, scope string, base time.Time) *spanBuilder {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", service)
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(scope)
+	return &spanBuilder{td: td, spans: ss.Spans(), id: id, base: base}
+}
+
+func (b *spanBuilder) traceID() string { return b.id.String() }
+
+// span adds a span with the next span id and returns that id.
+func (b *spanBuilder) span(name string, parent pcommon.SpanID, startMS, endMS int64, attrs map[string]any) pcommon.SpanID {
+	b.nextID++
+	var id pcommon.SpanID
+	binary.BigEndian.PutUint64(id[:], b.nextID)
+	b.spanWithID(id, name, parent, startMS, endMS, attrs)
+	return id
+}
+
+// spanWithID adds a span with a chosen id.
+func (b *spanBuilder) spanWithID(id pcommon.SpanID, name string, parent pcommon.SpanID, startMS, endMS int64, attrs map[string]any) {
+	s := b.spans.AppendEmpty()
+	s.SetName(name)
+	s.SetTraceID(b.id)
+	s.SetSpanID(id)
+	s.SetParentSpanID(parent)
+	s.SetStartTimestamp(pcommon.NewTimestampFromTime(b.base.Add(time.Duration(startMS) * time.Millisecond)))
+	s.SetEndTimestamp(pcommon.NewTimestampFromTime(b.base.Add(time.Duration(endMS) * time.Millisecond)))
+	for k, v := range attrs {
+		if err := s.Attributes().PutEmpty(k).FromRaw(v); err != nil {
+			panic(fmt.Sprintf("attribute %s: %v", k, err))
+		}
+	}
+}
+
+// last returns the span added last, to set a status or change ids.
+func (b *spanBuilder) last() ptrace.Span { return b.spans.At(b.spans.Len() - 1) }
+
+func (b *spanBuilder) fail(msg string) {
+	b.last().Status().SetCode(ptrace.StatusCodeError)
+	b.last().Status().SetMessage(msg)
+}
+
+// root adds the invoke_agent root span.
+func (b *spanBuilder) root(endMS int64) pcommon.SpanID {
+	return b.span("invoke_agent checkout", pcommon.SpanID{}, 0, endMS, map[string]any{
+		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "checkout"})
+}
+
+// rootWithID adds an invoke_agent root with a chosen id, lasting 2 s: the trace's last
+// span when the spans under it name it as their parent beforehand.
+func (b *spanBuilder) rootWithID(id pcommon.SpanID) {
+	b.spanWithID(id, "invoke_agent checkout", pcommon.SpanID{}, 0, 2000, map[string]any{"gen_ai.operation.name": "invoke_agent"})
+}
+
+// genai adds an OTel GenAI execute_tool attempt.
+func (b *spanBuilder) genai(parent pcommon.SpanID, tool, callID, args string, startMS, endMS int64, extra map[string]any) pcommon.SpanID {
+	attrs := map[string]any{
+		"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
+		"gen_ai.tool.call.id": callID, "gen_ai.tool.call.arguments": args,
+	}
+	for k, v := range extra {
+		attrs[k] = v
+	}
+	return b.span("execute_tool "+tool, parent, startMS, endMS, attrs)
+}
+
+// request copies spans [from, to) of the trace, with its resource and scope, into a
+// request of their own.
+func (b *spanBuilder) request(from, to int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	b.td.ResourceSpans().At(0).Resource().CopyTo(rs.Resource())
+	ss := rs.ScopeSpans().AppendEmpty()
+	b.td.ResourceSpans().At(0).ScopeSpans().At(0).Scope().CopyTo(ss.Scope())
+	for i := from; i < to; i++ {
+		b.spans.At(i).CopyTo(ss.Spans().AppendEmpty())
+	}
+	return td
+}
+
+// stormTrace is a whole trace holding one executor storm: call `call` of `tool` failed,
+// then succeeded on its second attempt (class transient_dependency).
+func stormTrace(name, tool, args string) *spanBuilder {
+	b := newSpanBuilder(name)
+	root := b.root(1000)
+	b.genai(root, tool, "call_"+name, args, 10, 100, nil)
+	b.fail("upstream 503")
+	b.genai(root, tool, "call_"+name, args, 200, 300, map[string]any{"gen_ai.tool.call.result": `{"ok":true}`})
+	return b
+}
