@@ -3,6 +3,7 @@ package agenttraffic
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,12 +23,36 @@ const (
 	ShapeClaudeCode     Shape = "claude_code"
 	ShapeLogfireMCP     Shape = "logfire_mcp"
 	ShapeSeedRecord     Shape = "seed_record"
+
+	ShapeStrands                Shape = "strands"
+	ShapeOpenInferenceLangChain Shape = "openinference_langchain"
+	ShapeOpenAIAgents           Shape = "openai_agents"
 )
 
 // AllShapes lists every shape in a stable order.
 func AllShapes() []Shape {
 	return []Shape{ShapeGenAI, ShapeMastra, ShapeMCP, ShapeOpenLLMetryMCP, ShapeOpenInference,
 		ShapeVercelV6, ShapeClaudeCode, ShapeLogfireMCP, ShapeSeedRecord}
+}
+
+// FrameworkShapes lists, in a stable order, the shapes of frameworks the processor reads
+// since it reads gen_ai.tool.status, OpenInference AGENT spans and Strands' message events:
+// Strands, LangChain.js over OpenInference, the OpenAI Agents SDK over OpenInference.
+// AllShapes joins them once the processor reads them.
+func FrameworkShapes() []Shape {
+	return []Shape{ShapeStrands, ShapeOpenInferenceLangChain, ShapeOpenAIAgents}
+}
+
+// knownShapes lists every shape a config may name: AllShapes, then the framework shapes
+// it does not hold yet.
+func knownShapes() []Shape {
+	out := AllShapes()
+	for _, s := range FrameworkShapes() {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Scenario names what one trace injects. The names are stable: flags and ground truth use them.
@@ -98,7 +123,7 @@ type Config struct {
 	Interval time.Duration
 	// Service is the resource service.name; default "checkout-agent".
 	Service string
-	// Shapes are the instrumentation shapes to draw from; default all of them.
+	// Shapes are the instrumentation shapes to draw from; default AllShapes.
 	Shapes []Shape
 	// Scenarios are the scenario weights; default DefaultScenarioWeights less the scenarios
 	// no configured shape can express.
@@ -205,7 +230,8 @@ func (c Config) shapesFor(sc Scenario) []Shape {
 	return out
 }
 
-// ParseShapes parses a comma-separated shape list; "mix" or "" means all shapes.
+// ParseShapes parses a comma-separated shape list; "mix" or "" means AllShapes. The
+// framework shapes are known by name too.
 func ParseShapes(s string) ([]Shape, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "mix" {
@@ -215,7 +241,7 @@ func ParseShapes(s string) ([]Shape, error) {
 	for _, part := range strings.Split(s, ",") {
 		sh := Shape(strings.TrimSpace(part))
 		if !knownShape(sh) {
-			return nil, fmt.Errorf("unknown shape %q (known: %v)", sh, AllShapes())
+			return nil, fmt.Errorf("unknown shape %q (known: %v)", sh, knownShapes())
 		}
 		out = append(out, sh)
 	}
@@ -248,14 +274,7 @@ func ParseScenarioWeights(s string) (ScenarioWeights, error) {
 	return w, nil
 }
 
-func knownShape(s Shape) bool {
-	for _, k := range AllShapes() {
-		if k == s {
-			return true
-		}
-	}
-	return false
-}
+func knownShape(s Shape) bool { return slices.Contains(knownShapes(), s) }
 
 func knownScenario(s Scenario) bool {
 	for _, k := range AllScenarios() {

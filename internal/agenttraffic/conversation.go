@@ -47,10 +47,14 @@ func answerText(p *plan) string {
 }
 
 // modelCallID is the id the model gave a tool call: the call id where the shape records
-// one, else one derived from the call (the model's id is not on the tool span there).
+// one, the model's id where only model spans record it, else one derived from the call (the
+// model's id is not on the tool span there).
 func modelCallID(c *plannedCall) string {
-	if c.callID != "" {
+	switch {
+	case c.callID != "":
 		return c.callID
+	case c.modelID != "":
+		return c.modelID
 	}
 	return "call_" + hashHex(c.tool.name + "\x00" + jsonText(c.attempts[0].args))[:24]
 }

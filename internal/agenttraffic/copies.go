@@ -6,7 +6,8 @@ import (
 )
 
 // This file writes the payload copies of conversation.go in each instrumentation's own
-// format. Claude Code and the seed record send none: Claude Code logs prompts only when
+// format (the framework shapes' own formats are in their files). Claude Code and the seed
+// record send none: Claude Code logs prompts only when
 // asked to (OTEL_LOG_USER_PROMPTS), and the seed record carries hashes, no payload.
 
 // modelCopies are the attributes and events a model span of turn tr carries.
@@ -26,6 +27,10 @@ func (r *renderer) modelCopies(tr turn, finish string, start, end time.Time) ([]
 		return r.openinferenceModelCopies(tr, finish), nil
 	case ShapeOpenLLMetryMCP:
 		return r.openllmetryModelCopies(tr, finish), nil
+	case ShapeStrands:
+		return nil, r.strandsChatEvents(tr, start, end)
+	case ShapeOpenAIAgents:
+		return r.openaiAgentsModelCopies(tr, finish), nil
 	}
 	return nil, nil
 }
@@ -53,6 +58,14 @@ func (r *renderer) agentCopies(start, end time.Time) ([]Attr, []Event) {
 		return []Attr{Str("traceloop.span.kind", "workflow"), Str("traceloop.entity.name", r.plan.agent),
 			Str("traceloop.entity.input", r.js(payload{"args": []any{}, "kwargs": payload{"request": r.prompt}})),
 			Str("traceloop.entity.output", r.js(r.answer))}, nil
+	case ShapeStrands:
+		return nil, []Event{r.strandsUser(start), {Name: "gen_ai.choice", Time: end,
+			Attrs: []Attr{Str("message", r.answer), Str("finish_reason", "endTurn")}}}
+	case ShapeOpenInferenceLangChain:
+		return r.langchainAgentCopies(), nil
+	case ShapeOpenAIAgents:
+		return []Attr{Str("input.value", r.js([]any{payload{"role": "user", "content": r.prompt}})),
+			Str("input.mime_type", "application/json"), Str("output.value", r.answer)}, nil
 	}
 	return nil, nil
 }
@@ -294,13 +307,27 @@ func (r *renderer) openllmetryMessage(attrs []Attr, prefix string, m chatMessage
 
 // ---- failed attempts and their HTTP sends ----
 
-// exceptionEvent records a failed attempt's exception as the SDKs do; the message quotes
-// the argument the failing request was about.
-func exceptionEvent(c *plannedCall, a *plannedAttempt) Event {
+// exceptionEvent records a failed attempt's exception as the shape's SDK does: the
+// OpenInference bridges write its message only, LangChain's with the stack, the Agents SDK's
+// wrapped in its tool error.
+func (r *renderer) exceptionEvent(c *plannedCall, a *plannedAttempt) Event {
+	msg := exceptionText(c, a)
+	switch r.plan.shape {
+	case ShapeOpenInferenceLangChain:
+		return Event{Name: "exception", Time: a.end, Attrs: []Attr{Str("exception.message", langchainErrorText(msg))}}
+	case ShapeOpenAIAgents:
+		return Event{Name: "exception", Time: a.end, Attrs: []Attr{Str("exception.message", r.openaiToolError(c, msg))}}
+	}
 	typ := "Error"
 	if a.status == AttemptTimeout {
 		typ = "TimeoutError"
 	}
+	return Event{Name: "exception", Time: a.end, Attrs: []Attr{Str("exception.type", typ), Str("exception.message", msg)}}
+}
+
+// exceptionText is a failed attempt's exception message: its failure text quoting the
+// argument the failing request was about.
+func exceptionText(c *plannedCall, a *plannedAttempt) string {
 	msg := a.failText
 	for _, k := range sortedKeys(a.args) {
 		if v, ok := a.args[k].(string); ok && len(v) >= minRawValue && v != c.asset {
@@ -308,5 +335,5 @@ func exceptionEvent(c *plannedCall, a *plannedAttempt) Event {
 			break
 		}
 	}
-	return Event{Name: "exception", Time: a.end, Attrs: []Attr{Str("exception.type", typ), Str("exception.message", msg)}}
+	return msg
 }

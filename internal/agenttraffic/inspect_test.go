@@ -34,8 +34,27 @@ func isToolAttempt(shape Shape, s *Span) bool {
 		return strings.HasPrefix(s.Name, "MCP request: tools/call ")
 	case ShapeSeedRecord:
 		return strAttr(s, "tool_name") != ""
+	case ShapeStrands:
+		return strAttr(s, "gen_ai.operation.name") == "execute_tool"
+	case ShapeOpenInferenceLangChain, ShapeOpenAIAgents:
+		return strAttr(s, "openinference.span.kind") == "TOOL"
 	}
 	return false
+}
+
+// eventAttr returns attribute k of s's first event named name.
+func eventAttr(s *Span, name, k string) string {
+	for _, e := range s.Events {
+		if e.Name != name {
+			continue
+		}
+		for _, a := range e.Attrs {
+			if a.Key == k {
+				return a.Value.Str
+			}
+		}
+	}
+	return ""
 }
 
 // callIDOf returns the call id an attempt is recorded under ("" for shapes without one).
@@ -53,6 +72,8 @@ func callIDOf(tr *Trace, s *Span) string {
 		return strAttr(s, "tool_use_id")
 	case ShapeSeedRecord:
 		return strAttr(s, "span_id")
+	case ShapeStrands:
+		return strAttr(s, "gen_ai.tool.call.id")
 	}
 	return ""
 }
@@ -60,7 +81,12 @@ func callIDOf(tr *Trace, s *Span) string {
 var resultKeys = []string{"gen_ai.tool.call.result", "traceloop.entity.output", "output.value",
 	"ai.toolCall.result", "response", "tool_response"}
 
+// resultOf is what an attempt answered: its result attribute, or Strands' gen_ai.choice
+// event.
 func resultOf(s *Span) string {
+	if v := eventAttr(s, "gen_ai.choice", "message"); v != "" {
+		return v
+	}
 	for _, k := range resultKeys {
 		if v := strAttr(s, k); v != "" {
 			return v
@@ -79,7 +105,7 @@ func statusOf(s *Span) AttemptStatus {
 		}
 		return AttemptStatus(st.Str)
 	}
-	if strAttr(s, "success") == "false" {
+	if strAttr(s, "success") == "false" || strAttr(s, "gen_ai.tool.status") == "error" {
 		return AttemptError
 	}
 	if flaggedError(resultOf(s)) {
@@ -92,7 +118,7 @@ func statusOf(s *Span) AttemptStatus {
 		return AttemptError
 	}
 	if se := strAttr(s, "side_effect"); (se == sideEffectUnknown || se == sideEffectExternal) &&
-		s.Status.Code == StatusUnset && resultOf(s) == "" && strAttr(s, "success") == "" {
+		s.Status.Code == StatusUnset && resultOf(s) == "" && strAttr(s, "success") == "" && strAttr(s, "gen_ai.tool.status") == "" {
 		return AttemptUnknown
 	}
 	return AttemptOK
@@ -141,18 +167,39 @@ func agentOf(tr *Trace, s *Span) *Span {
 	return nil
 }
 
-// rootAttempts lists the tool attempts the root agent made (a subagent's re-record of a
-// call is not one).
+// isAgentRoot reports a root span that is the agent's: invoke_agent, OpenInference's AGENT,
+// or LangChain's CHAIN named after the agent it runs.
+func isAgentRoot(s *Span) bool {
+	switch {
+	case strAttr(s, "gen_ai.operation.name") == "invoke_agent", strAttr(s, "openinference.span.kind") == "AGENT":
+		return true
+	case strAttr(s, "openinference.span.kind") == "CHAIN":
+		var md map[string]any
+		return json.Unmarshal([]byte(strAttr(s, "metadata")), &md) == nil && md["lc_agent_name"] == s.Name
+	}
+	return false
+}
+
+// rootAttempts lists the tool attempts the root agent made: not a subagent's re-record of
+// a call, which hangs under the attempt it re-records.
 func rootAttempts(tr *Trace) []*Span {
-	root := tr.Root()
 	var out []*Span
 	for i := range tr.Spans {
 		s := &tr.Spans[i]
-		if isToolAttempt(tr.Truth.Shape, s) && agentOf(tr, s) == root {
+		if isToolAttempt(tr.Truth.Shape, s) && !underAttempt(tr, s) {
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+func underAttempt(tr *Trace, s *Span) bool {
+	for p := tr.Span(s.Parent); p != nil; p = tr.Span(p.Parent) {
+		if isToolAttempt(tr.Truth.Shape, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func spanByHex(tr *Trace, id string) *Span {

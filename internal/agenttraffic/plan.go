@@ -70,8 +70,11 @@ type plannedAttempt struct {
 
 // plannedCall is one logical tool call as the agent intended it.
 type plannedCall struct {
-	tool     *toolSpec
-	callID   string
+	tool   *toolSpec
+	callID string
+	// modelID is the id the model gave the call where only model spans record it
+	// (LangChain, the OpenAI Agents SDK); "" elsewhere.
+	modelID  string
 	attempts []*plannedAttempt
 	// asset is the data asset a read names in retrystorm.read.asset.
 	asset string
@@ -169,6 +172,16 @@ func (pl *planner) callID() string {
 		return "toolu_01" + pl.g.token(22)
 	case ShapeSeedRecord:
 		return "span_" + pl.g.hex(10)
+	case ShapeStrands:
+		return "tooluse_" + pl.g.token(22)
+	}
+	return "call_" + pl.g.token(24)
+}
+
+// modelID draws the model's id of a call for shapes that record it on model spans only.
+func (pl *planner) modelID() string {
+	if !pl.traits.modelCallIDs {
+		return ""
 	}
 	return "call_" + pl.g.token(24)
 }
@@ -183,7 +196,7 @@ func (pl *planner) cleanCall(t *toolSpec) *plannedCall {
 // call starts a call of t with fresh arguments and, for side-effect tools, one idempotency
 // key that every executor retry reuses.
 func (pl *planner) call(t *toolSpec) (*plannedCall, payload, string) {
-	c := &plannedCall{tool: t, callID: pl.callID()}
+	c := &plannedCall{tool: t, callID: pl.callID(), modelID: pl.modelID()}
 	args := pl.freshArgs(t)
 	if t.asset {
 		c.asset, _ = args["table"].(string)

@@ -20,8 +20,14 @@ type renderer struct {
 	// prev is the step the next model turn replays as history.
 	prev *plannedStep
 	root SpanID
+	// turnParent is where model turns hang: the root, or the OpenAI Agents SDK's agent span.
+	turnParent SpanID
 	// toolParent is where tool calls hang: the root, or the MCP client session.
 	toolParent SpanID
+	// turnNo and callNo place the model turn and the call being rendered (LangGraph's step
+	// and push index); usage sums a Strands agent's model tokens.
+	turnNo, callNo int
+	usage          tokenUsage
 }
 
 const millis = time.Millisecond
@@ -29,10 +35,11 @@ const millis = time.Millisecond
 func render(g *rng, p *plan, start time.Time, copies bool) []Span {
 	r := &renderer{g: g, traits: traitsOf(p.shape), plan: p, jsonrpcID: g.between(1, 40),
 		sessionID: g.hex(32), copies: copies, prompt: prompts[p.agent], answer: answerText(p)}
-	rootIdx := r.add(SpanID{}, "invoke_agent "+p.agent, KindInternal, start, r.rootAttrs())
+	rootIdx := r.add(SpanID{}, r.rootName(), KindInternal, start, r.rootAttrs(start))
 	r.root = r.spans[rootIdx].ID
-	r.toolParent = r.root
+	r.turnParent, r.toolParent = r.root, r.root
 	t := start.Add(2 * millis)
+	frame := r.agentFrame(start.Add(1*millis), t)
 	sessionIdx := -1
 	if r.traits.session {
 		sessionIdx = r.add(r.root, "mcp.client.session", KindClient, t, []Attr{
@@ -47,9 +54,13 @@ func render(g *rng, p *plan, start time.Time, copies bool) []Span {
 		r.spans[sessionIdx].Status = Status{Code: StatusOK}
 	}
 	t = r.finalTurn(len(p.steps)+1, t)
+	for _, idx := range frame {
+		r.spans[idx].End, r.spans[idx].Status = t.Add(1*millis), Status{Code: StatusOK}
+	}
 	root := &r.spans[rootIdx]
 	root.End = t.Add(3 * millis)
 	root.Status = Status{Code: p.rootStatus}
+	root.Attrs = append(root.Attrs, r.rootEndAttrs(root.End)...)
 	attrs, events := r.agentCopies(root.Start, root.End)
 	root.Attrs, root.Events = append(root.Attrs, attrs...), events
 	return r.spans
@@ -64,7 +75,57 @@ func (r *renderer) add(parent SpanID, name string, kind SpanKind, start time.Tim
 	return len(r.spans) - 1
 }
 
-func (r *renderer) rootAttrs() []Attr {
+// rootName is the name of the root agent span.
+func (r *renderer) rootName() string {
+	switch r.plan.shape {
+	case ShapeOpenInferenceLangChain:
+		return r.plan.agent
+	case ShapeOpenAIAgents:
+		return "Agent workflow"
+	}
+	return "invoke_agent " + r.plan.agent
+}
+
+func (r *renderer) rootAttrs(start time.Time) []Attr {
+	var attrs []Attr
+	switch r.plan.shape {
+	case ShapeStrands:
+		attrs = r.strandsAgentAttrs(r.plan.agent, start)
+	case ShapeOpenInferenceLangChain:
+		attrs = []Attr{Str("openinference.span.kind", "CHAIN"), Str("metadata", r.js(payload{
+			"ls_integration": "langchain_create_agent", "lc_agent_name": r.plan.agent}))}
+	case ShapeOpenAIAgents:
+		attrs = []Attr{Str("openinference.span.kind", "AGENT"), Str("llm.system", "openai")}
+	default:
+		attrs = r.invokeAgentAttrs()
+	}
+	if len(r.plan.citedAssets) > 0 {
+		attrs = append(attrs, Strs("retrystorm.answer.cited_assets", r.plan.citedAssets...))
+	}
+	return attrs
+}
+
+// rootEndAttrs are the root's attributes known once it ends: Strands' end time and usage.
+func (r *renderer) rootEndAttrs(end time.Time) []Attr {
+	if r.plan.shape != ShapeStrands {
+		return nil
+	}
+	return r.usage.strandsAttrs(Str("gen_ai.event.end_time", eventTime(end)))
+}
+
+// agentFrame renders the spans between the root and the model turns, from start; it
+// returns those that stay open until the last turn ends.
+func (r *renderer) agentFrame(start, t time.Time) []int {
+	switch r.plan.shape {
+	case ShapeOpenAIAgents:
+		return r.openaiAgentsFrame(start)
+	case ShapeOpenInferenceLangChain:
+		r.langchainStart(start, t)
+	}
+	return nil
+}
+
+func (r *renderer) invokeAgentAttrs() []Attr {
 	attrs := []Attr{Str("gen_ai.operation.name", "invoke_agent"), Str("gen_ai.agent.name", r.plan.agent),
 		Str("gen_ai.request.model", r.plan.model), Str("gen_ai.conversation.id", "conv_"+r.g.token(16))}
 	switch r.plan.shape {
@@ -77,21 +138,18 @@ func (r *renderer) rootAttrs() []Attr {
 	case ShapeSeedRecord:
 		attrs = append(attrs, Str("run_id", r.plan.runID))
 	}
-	if len(r.plan.citedAssets) > 0 {
-		attrs = append(attrs, Strs("retrystorm.answer.cited_assets", r.plan.citedAssets...))
-	}
 	return attrs
 }
 
 // step renders one model turn and the calls it asked for; it returns when the next turn starts.
 func (r *renderer) step(n int, s *plannedStep, t time.Time) time.Time {
-	parent, stepIdx := r.root, -1
-	if r.traits.steps {
-		stepIdx = r.add(r.root, "step "+strconv.Itoa(n), KindInternal, t, []Attr{
-			Str("gen_ai.operation.name", "agent_step"), Int("gen_ai.agent.step", int64(n))})
+	tr := turn{history: r.prev, calls: s.calls}
+	r.turnNo = n
+	parent, stepIdx := r.turnParent, r.turnSpan(n, t)
+	if stepIdx >= 0 {
 		parent = r.spans[stepIdx].ID
 	}
-	end := r.model(parent, t, "tool_calls", turn{history: r.prev, calls: s.calls})
+	end := r.model(parent, t, "tool_calls", tr)
 	r.prev = s
 	callParent := parent
 	if r.traits.session {
@@ -100,11 +158,11 @@ func (r *renderer) step(n int, s *plannedStep, t time.Time) time.Time {
 	callsStart := end.Add(2 * millis)
 	for j, c := range s.calls {
 		// Parallel calls start a few ms apart so their order is the planned order.
+		r.callNo = j
 		end = later(end, r.call(callParent, c, callsStart.Add(time.Duration(3*j)*millis)))
 	}
 	if stepIdx >= 0 {
-		r.spans[stepIdx].End = end.Add(1 * millis)
-		r.spans[stepIdx].Attrs = append(r.spans[stepIdx].Attrs, r.stepCopies(s, "")...)
+		r.closeTurn(stepIdx, end.Add(1*millis), tr, s, "")
 	}
 	return end.Add(5 * millis)
 }
@@ -112,15 +170,47 @@ func (r *renderer) step(n int, s *plannedStep, t time.Time) time.Time {
 // finalTurn renders the model turn that writes the answer.
 func (r *renderer) finalTurn(n int, t time.Time) time.Time {
 	final := turn{history: r.prev}
-	if !r.traits.steps {
-		return r.model(r.root, t, "stop", final)
+	r.turnNo = n
+	idx := r.turnSpan(n, t)
+	if idx < 0 {
+		return r.model(r.turnParent, t, "stop", final)
 	}
-	idx := r.add(r.root, "step "+strconv.Itoa(n), KindInternal, t, []Attr{
-		Str("gen_ai.operation.name", "agent_step"), Int("gen_ai.agent.step", int64(n))})
 	end := r.model(r.spans[idx].ID, t.Add(1*millis), "stop", final)
-	r.spans[idx].End = end.Add(1 * millis)
-	r.spans[idx].Attrs = append(r.spans[idx].Attrs, r.stepCopies(&plannedStep{}, r.answer)...)
+	r.closeTurn(idx, end.Add(1*millis), final, &plannedStep{}, r.answer)
 	return end.Add(2 * millis)
+}
+
+// turnSpan opens the span that holds model turn n and its calls where the shape has one
+// (Vercel's step, Strands' event loop cycle, the Agents SDK's turn); -1 where it has none.
+func (r *renderer) turnSpan(n int, t time.Time) int {
+	switch {
+	case r.traits.steps:
+		return r.add(r.turnParent, "step "+strconv.Itoa(n), KindInternal, t, []Attr{
+			Str("gen_ai.operation.name", "agent_step"), Int("gen_ai.agent.step", int64(n))})
+	case r.plan.shape == ShapeStrands:
+		return r.add(r.turnParent, "execute_agent_loop_cycle", KindInternal, t, []Attr{
+			Str("agent_loop.cycle_id", "cycle-"+strconv.Itoa(n)), Str("gen_ai.event.start_time", eventTime(t))})
+	case r.plan.shape == ShapeOpenAIAgents:
+		return r.add(r.turnParent, "turn", KindInternal, t, []Attr{
+			Str("openinference.span.kind", "CHAIN"), Str("llm.system", "openai")})
+	}
+	return -1
+}
+
+// closeTurn ends the turn span idx at end: turn tr asked for the calls of s, or wrote text.
+func (r *renderer) closeTurn(idx int, end time.Time, tr turn, s *plannedStep, text string) {
+	sp := &r.spans[idx]
+	sp.End = end
+	switch r.plan.shape {
+	case ShapeStrands:
+		sp.Status = Status{Code: StatusOK}
+		sp.Attrs = append(sp.Attrs, Str("gen_ai.event.end_time", eventTime(end)))
+		sp.Events = r.strandsCycleEvents(tr, sp.Start)
+	case ShapeOpenAIAgents:
+		sp.Status = Status{Code: StatusOK}
+	default:
+		sp.Attrs = append(sp.Attrs, r.stepCopies(s, text)...)
+	}
 }
 
 func later(a, b time.Time) time.Time {
@@ -132,13 +222,19 @@ func later(a, b time.Time) time.Time {
 
 // call renders the attempts of one call one after another; it returns the call's end.
 func (r *renderer) call(parent SpanID, c *plannedCall, start time.Time) time.Time {
-	attemptParent, logicalIdx := parent, -1
+	attemptParent, logicalIdx, nodeIdx := parent, -1, -1
 	t := start
-	if r.traits.nestedAttempts {
+	switch {
+	case r.traits.nestedAttempts:
 		logicalIdx = r.add(parent, "execute_tool "+c.tool.name, KindInternal, start, []Attr{
 			Str("gen_ai.operation.name", "execute_tool"), Str("gen_ai.tool.name", c.tool.name),
 			Str("gen_ai.tool.call.id", c.callID)})
 		attemptParent = r.spans[logicalIdx].ID
+		t = t.Add(1 * millis)
+	case r.plan.shape == ShapeOpenInferenceLangChain:
+		// LangGraph runs each call in a tools node of its own (a Send per call).
+		nodeIdx = r.add(parent, "tools", KindInternal, start, r.toolsNodeAttrs(c))
+		attemptParent = r.spans[nodeIdx].ID
 		t = t.Add(1 * millis)
 	}
 	for i, a := range c.attempts {
@@ -165,6 +261,10 @@ func (r *renderer) call(parent SpanID, c *plannedCall, start time.Time) time.Tim
 			r.spans[logicalIdx].Status = Status{Code: StatusError, Message: last.failText}
 		}
 		t = t.Add(1 * millis)
+	}
+	if nodeIdx >= 0 {
+		t = t.Add(1 * millis)
+		r.closeToolsNode(nodeIdx, c, t)
 	}
 	return t
 }
@@ -210,7 +310,8 @@ func (r *renderer) sends(c *plannedCall, a *plannedAttempt) {
 		if s.code > 0 {
 			attrs = append(attrs, Int("http.response.status_code", int64(s.code)))
 		}
-		if i > 0 {
+		// The undici and node:http instrumentations under Strands never set resend_count.
+		if i > 0 && r.plan.shape != ShapeStrands {
 			attrs = append(attrs, Int("http.request.resend_count", int64(i)))
 		}
 		if s.errType != "" {
@@ -229,25 +330,62 @@ func (r *renderer) sends(c *plannedCall, a *plannedAttempt) {
 // (seed 004: the hook fires at both levels).
 func (r *renderer) subagent(c *plannedCall, a *plannedAttempt, s attemptSpan) {
 	start := a.start.Add(3 * millis)
-	idx := r.add(a.spanID, "invoke_agent "+r.plan.agent+"-subagent", KindInternal, start, []Attr{
-		Str("gen_ai.operation.name", "invoke_agent"), Str("gen_ai.agent.name", r.plan.agent+"-subagent")})
-	sub := r.spans[idx].ID
-	modelEnd := r.model(sub, start.Add(1*millis), "tool_calls", turn{calls: []*plannedCall{c}})
+	name := r.plan.agent + "-subagent"
+	attrs := []Attr{Str("gen_ai.operation.name", "invoke_agent"), Str("gen_ai.agent.name", name)}
+	if r.plan.shape == ShapeStrands {
+		attrs = r.strandsAgentAttrs(name, start)
+	}
+	idx := r.add(a.spanID, "invoke_agent "+name, KindInternal, start, attrs)
+	sub, cycleIdx := r.spans[idx].ID, -1
+	outer := r.usage
+	r.usage = tokenUsage{}
+	if r.plan.shape == ShapeStrands {
+		// A Strands agent runs its turns in event loop cycles of its own.
+		cycleIdx = r.add(sub, "execute_agent_loop_cycle", KindInternal, start, []Attr{
+			Str("agent_loop.cycle_id", "cycle-1"), Str("gen_ai.event.start_time", eventTime(start))})
+		sub = r.spans[cycleIdx].ID
+	}
+	tr := turn{calls: []*plannedCall{c}}
+	modelEnd := r.model(sub, start.Add(1*millis), "tool_calls", tr)
 	copyIdx := r.add(sub, s.name, s.kind, modelEnd.Add(2*millis), s.attrs)
 	r.spans[copyIdx].Events = s.events
 	r.spans[copyIdx].End = a.end.Add(-5 * millis)
 	a.countedID = r.spans[copyIdx].ID
 	r.spans[copyIdx].Status = s.status
-	r.spans[idx].End = a.end.Add(-3 * millis)
+	if cycleIdx >= 0 {
+		r.closeTurn(cycleIdx, a.end.Add(-4*millis), tr, &plannedStep{calls: tr.calls}, "")
+	}
+	end := a.end.Add(-3 * millis)
+	r.spans[idx].End = end
+	if r.plan.shape == ShapeStrands {
+		r.spans[idx].Status = Status{Code: StatusOK}
+		r.spans[idx].Attrs = append(r.spans[idx].Attrs, r.usage.strandsAttrs(Str("gen_ai.event.end_time", eventTime(end)))...)
+	}
+	r.usage = outer
 }
 
 // model renders one model call of turn tr in the shape's style; it returns its end.
 func (r *renderer) model(parent SpanID, t time.Time, finish string, tr turn) time.Time {
 	in, out := int64(r.g.between(800, 6000)), int64(r.g.between(20, 600))
 	end := t.Add(r.g.ms(300, 1800))
+	kind := KindClient
 	var name string
 	var attrs []Attr
 	switch r.plan.shape {
+	case ShapeStrands:
+		r.usage = r.usage.add(in, out)
+		name, kind = "chat", KindInternal
+		attrs = tokenUsage{in, out}.strandsAttrs(Str("gen_ai.operation.name", "chat"), Str("gen_ai.system", "strands-agents"),
+			Str("gen_ai.request.model", r.plan.model), Str("gen_ai.event.start_time", eventTime(t)),
+			Str("gen_ai.event.end_time", eventTime(end)))
+		attrs = append(attrs, Int("gen_ai.server.request.duration", end.Sub(t).Milliseconds()))
+	case ShapeOpenInferenceLangChain:
+		return r.langchainModelRequest(parent, t, end, in, out, finish, tr)
+	case ShapeOpenAIAgents:
+		name, kind = "generation", KindInternal
+		attrs = []Attr{Str("openinference.span.kind", "LLM"), Str("llm.system", "openai"),
+			Str("llm.model_name", r.plan.model), Str("llm.finish_reason", finish), Int("llm.token_count.prompt", in),
+			Int("llm.token_count.completion", out), Int("llm.token_count.total", in+out)}
 	case ShapeOpenInference:
 		name = "ChatCompletion"
 		attrs = []Attr{Str("openinference.span.kind", "LLM"), Str("llm.model_name", r.plan.model),
@@ -274,7 +412,10 @@ func (r *renderer) model(parent SpanID, t time.Time, finish string, tr turn) tim
 			Strs("gen_ai.response.finish_reasons", finish), Float("gen_ai.request.temperature", 0.2)}
 	}
 	copies, events := r.modelCopies(tr, finish, t, end)
-	idx := r.add(parent, name, KindClient, t, append(attrs, copies...))
+	idx := r.add(parent, name, kind, t, append(attrs, copies...))
 	r.spans[idx].End, r.spans[idx].Events = end, events
+	if r.plan.shape == ShapeStrands || r.plan.shape == ShapeOpenAIAgents {
+		r.spans[idx].Status = Status{Code: StatusOK}
+	}
 	return end
 }

@@ -92,7 +92,7 @@ func (pl *planner) agentStorm() {
 	n := pl.g.between(2, 3)
 	at := pl.g.intn(len(pl.plan.steps) + 1)
 	for i := range n {
-		c := &plannedCall{tool: t, callID: pl.callID()}
+		c := &plannedCall{tool: t, callID: pl.callID(), modelID: pl.modelID()}
 		if t.asset {
 			c.asset, _ = args["table"].(string)
 		}
@@ -179,7 +179,7 @@ func (pl *planner) staleCache(s *staleSeed) {
 // warmCall plans the seed's read as a clean call; the warm trace uses it as is.
 func (pl *planner) warmCall(s *staleSeed) *plannedCall {
 	pl.seenArgs[s.tool.name+"\x00"+jsonText(s.args)] = true
-	c := &plannedCall{tool: s.tool, callID: pl.callID()}
+	c := &plannedCall{tool: s.tool, callID: pl.callID(), modelID: pl.modelID()}
 	if s.tool.asset {
 		c.asset, _ = s.args["table"].(string)
 	}

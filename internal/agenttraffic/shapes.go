@@ -22,8 +22,24 @@ type shapeTraits struct {
 	session            bool // tools hang under an mcp.client.session span
 	attemptNumbers     bool // each attempt record carries an explicit attempt number
 	exceptions         bool // a failed attempt records an exception event
-	scope              string
-	json               jsonStyle // how the instrumentation's runtime writes payloads
+	// recallsApart: a model re-call runs under a parent span of its own (a LangGraph tools
+	// node per call, an Agents SDK turn per model turn), so without a call id the fallback
+	// key (parent, tool, args) still tells it from a retry of the call.
+	recallsApart bool
+	// detachedSpans: the instrumentation builds its spans outside the OTel context
+	// (LangChain callbacks, the Agents SDK's own trace processor), so HTTP spans of tool code
+	// never nest under a tool span.
+	detachedSpans bool
+	// oneTryPerCall: the framework runs each call once; the only retry is the model's new
+	// call in its next turn.
+	oneTryPerCall bool
+	// resultNamesCall: the recorded result embeds the call's id (LangChain's serialized
+	// ToolMessage), so one answer returned to two calls never hashes alike.
+	resultNamesCall bool
+	// modelCallIDs: the model's call ids are on model spans only, never on tool spans.
+	modelCallIDs bool
+	scope        string
+	json         jsonStyle // how the instrumentation's runtime writes payloads
 }
 
 func traitsOf(s Shape) shapeTraits {
@@ -55,6 +71,19 @@ func traitsOf(s Shape) shapeTraits {
 	case ShapeSeedRecord:
 		return shapeTraits{callIDs: true, timeouts: true, args: true, attemptNumbers: true,
 			scope: "agent.tool_attempts"}
+	case ShapeStrands:
+		// A failure is only gen_ai.tool.status=error on a span with status OK: nothing says
+		// timeout. MCP tools' isError results end the same way.
+		return shapeTraits{callIDs: true, isErrorResults: true, httpChildren: true, results: true,
+			args: true, scope: "strands-agents", json: jsonCompact}
+	case ShapeOpenInferenceLangChain:
+		return shapeTraits{timeouts: true, results: true, args: true, exceptions: true, recallsApart: true,
+			detachedSpans: true, resultNamesCall: true, modelCallIDs: true,
+			scope: "@arizeai/openinference-instrumentation-langchain", json: jsonCompact}
+	case ShapeOpenAIAgents:
+		return shapeTraits{timeouts: true, results: true, args: true, exceptions: true, recallsApart: true,
+			detachedSpans: true, oneTryPerCall: true, modelCallIDs: true,
+			scope: "@arizeai/openinference-instrumentation-openai-agents", json: jsonCompact}
 	}
 	return shapeTraits{}
 }
@@ -64,13 +93,22 @@ func traitsOf(s Shape) shapeTraits {
 // signal no stale cache follows one, and so on.
 func scenarioSupports(sc Scenario, s Shape) bool {
 	t := traitsOf(s)
+	if t.oneTryPerCall && retriesACall(sc) {
+		return false
+	}
 	switch sc {
-	case ScenarioAgentStorm, ScenarioChangedArguments:
+	case ScenarioTransportStorm:
+		return !t.detachedSpans
+	case ScenarioAgentStorm:
+		// Without a call id the re-call is a call of its own only under its own parent.
+		return (t.callIDs || t.recallsApart) && t.args
+	case ScenarioChangedArguments:
+		// The corrected arguments would give the retry a fallback key of its own.
 		return t.callIDs && t.args
 	case ScenarioMCPIsError:
 		return t.isErrorResults
 	case ScenarioStaleCache:
-		return t.timeouts && t.results
+		return t.timeouts && t.results && !t.resultNamesCall
 	case ScenarioNestedDuplicate:
 		// Seed records number their attempts: a re-recorded attempt 1 would also read as a
 		// repeated attempt number, a second signal.
@@ -82,19 +120,31 @@ func scenarioSupports(sc Scenario, s Shape) bool {
 		return t.args && t.results
 	case ScenarioUnresolvedAttempt:
 		// The seed record says so with an empty status. Elsewhere "no result" means none came
-		// back only where results are recorded; Claude Code always sends its success flag,
-		// so its tool span never lacks an outcome.
-		return s == ShapeSeedRecord || t.results && s != ShapeClaudeCode
+		// back only where results are recorded; Claude Code always sends its success flag and
+		// Strands its gen_ai.tool.status, so their tool spans never lack an outcome.
+		return s == ShapeSeedRecord || t.results && s != ShapeClaudeCode && s != ShapeStrands
 	case ScenarioAttemptGap:
 		return t.attemptNumbers
 	}
 	return true
 }
 
+// retriesACall reports a scenario that runs one call more than once (an executor's or a
+// cache's retry under the same call).
+func retriesACall(sc Scenario) bool {
+	switch sc {
+	case ScenarioExecutorStorm, ScenarioChangedArguments, ScenarioRetryAfterSuccess, ScenarioExhaustedGreen,
+		ScenarioMCPIsError, ScenarioDuplicateSideEffect, ScenarioStaleCache, ScenarioIncompleteRecord,
+		ScenarioResultDrift, ScenarioAttemptGap:
+		return true
+	}
+	return false
+}
+
 // scenarioShapes lists the shapes able to express a scenario, for error messages.
 func scenarioShapes(sc Scenario) []Shape {
 	var out []Shape
-	for _, s := range AllShapes() {
+	for _, s := range knownShapes() {
 		if scenarioSupports(sc, s) {
 			out = append(out, s)
 		}
@@ -132,6 +182,12 @@ func (r *renderer) attemptSpan(c *plannedCall, a *plannedAttempt) attemptSpan {
 		s = r.logfireAttempt(c, a)
 	case ShapeSeedRecord:
 		return r.seedAttempt(c, a)
+	case ShapeStrands:
+		s = r.strandsAttempt(c, a)
+	case ShapeOpenInferenceLangChain:
+		s = r.langchainAttempt(c, a)
+	case ShapeOpenAIAgents:
+		s = r.openaiAgentsAttempt(c, a)
 	}
 	if a.sideEffect != "" {
 		s.attrs = append(s.attrs, Str("side_effect", a.sideEffect))
@@ -143,7 +199,7 @@ func (r *renderer) attemptSpan(c *plannedCall, a *plannedAttempt) attemptSpan {
 		s.attrs = append(s.attrs, Str("retrystorm.read.asset", c.asset))
 	}
 	if r.copies && r.traits.exceptions && s.status.Code == StatusError {
-		s.events = []Event{exceptionEvent(c, a)}
+		s.events = []Event{r.exceptionEvent(c, a)}
 	}
 	return s
 }
