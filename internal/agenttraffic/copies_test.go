@@ -39,6 +39,25 @@ var toolPayloadKeys = []string{"gen_ai.tool.call.arguments", "gen_ai.tool.call.r
 	"ai.toolCall.result", "input.value", "output.value", "traceloop.entity.input", "traceloop.entity.output",
 	"request", "response", "tool_input", "tool_response", "idempotency_key"}
 
+// toolPayloadEvents are the event attributes where tool spans carry raw payloads (Strands).
+var toolPayloadEvents = [][2]string{{"gen_ai.tool.message", "content"}, {"gen_ai.choice", "message"}}
+
+// toolPayloads lists the payload values tool span s carries.
+func toolPayloads(s *Span) []Value {
+	var out []Value
+	for _, k := range toolPayloadKeys {
+		if a, ok := s.Attr(k); ok {
+			out = append(out, a)
+		}
+	}
+	for _, e := range toolPayloadEvents {
+		if v := eventAttr(s, e[0], e[1]); v != "" {
+			out = append(out, Value{Kind: ValueString, Str: v})
+		}
+	}
+	return out
+}
+
 // outsidePayloads are the strings of a trace that its tool-span payload attributes hold
 // but that are not the tool's payload, or that the trace sends elsewhere by design: the
 // envelope's method and tool names, asset names, span status messages.
@@ -50,6 +69,19 @@ func outsidePayloads(tr *Trace) map[string]bool {
 	for i := range tr.Spans {
 		s := &tr.Spans[i]
 		out[s.Status.Message] = true
+		// A failed attempt's answer is its error text, no payload: the Agents SDK's
+		// errorFunction output, Strands' choice.
+		if s.Status.Code == StatusError {
+			out[strAttr(s, "output.value")] = true
+		}
+		for _, v := range toolMessageEnvelope(strAttr(s, "output.value")) {
+			out[v] = true
+		}
+		if strAttr(s, "gen_ai.tool.status") == "error" {
+			for _, v := range valueLeaves(Value{Kind: ValueString, Str: eventAttr(s, "gen_ai.choice", "message")}, nil) {
+				out[v] = true
+			}
+		}
 		if v, ok := s.Attr("retrystorm.read.asset"); ok {
 			out[v.Str] = true
 		}
@@ -60,6 +92,23 @@ func outsidePayloads(tr *Trace) map[string]bool {
 		}
 	}
 	return out
+}
+
+// toolMessageEnvelope lists the leaves of the LangChain ToolMessage an output.value holds,
+// its content (the tool's result) left out: constructor names and the call id.
+func toolMessageEnvelope(output string) []string {
+	var doc struct {
+		Output map[string]any `json:"output"`
+	}
+	if json.Unmarshal([]byte(output), &doc) != nil || doc.Output == nil {
+		return nil
+	}
+	kwargs, _ := doc.Output["kwargs"].(map[string]any)
+	if _, ok := kwargs["content"]; !ok {
+		return nil
+	}
+	delete(kwargs, "content")
+	return jsonLeaves(doc.Output, nil)
 }
 
 // valueLeaves lists the leaves of an attribute value the way a reader of the span finds
@@ -106,7 +155,7 @@ func jsonLeaves(x any, out []string) []string {
 // every listed value is sent, every raw leaf of a tool span's payload (8 bytes or more) is
 // listed, and copies put some of them outside the tool spans.
 func TestTruthListsEveryRawValue(t *testing.T) {
-	for _, shape := range AllShapes() {
+	for _, shape := range knownShapes() {
 		t.Run(string(shape), func(t *testing.T) {
 			outside, total := 0, 0
 			for _, tr := range shapeTraffic(t, shape, 40) {
@@ -129,15 +178,11 @@ func TestTruthListsEveryRawValue(t *testing.T) {
 						}
 						continue
 					}
-					for _, k := range toolPayloadKeys {
-						a, ok := s.Attr(k)
-						if !ok {
-							continue
-						}
+					for _, a := range toolPayloads(s) {
 						for _, v := range valueLeaves(a, nil) {
 							if !listed[v] && !elsewhere[v] {
-								t.Errorf("trace %s (%s): span %q %s carries %q, which the truth does not list",
-									tr.ID, tr.Truth.Scenario, s.Name, k, v)
+								t.Errorf("trace %s (%s): span %q carries %q, which the truth does not list",
+									tr.ID, tr.Truth.Scenario, s.Name, v)
 							}
 						}
 					}
@@ -163,7 +208,7 @@ func TestTruthListsEveryRawValue(t *testing.T) {
 // copied somewhere else (model, agent or HTTP spans), and the copies written as JSON are
 // JSON.
 func TestCopiesCarryTheToolPayloads(t *testing.T) {
-	for _, shape := range AllShapes() {
+	for _, shape := range knownShapes() {
 		if shape == ShapeClaudeCode || shape == ShapeSeedRecord {
 			continue
 		}
@@ -196,8 +241,9 @@ func TestCopiesCarryTheToolPayloads(t *testing.T) {
 			}
 			for _, v := range tr.Truth.Secrets {
 				// Idempotency keys are copied into HTTP headers only; MCP's sends are
-				// JSON-RPC requests to the server, which carry none.
-				if shape == ShapeMCP && strings.HasPrefix(v, "idem_") {
+				// JSON-RPC requests to the server, which carry none, and detached spans
+				// have no HTTP span under them.
+				if (shape == ShapeMCP || traitsOf(shape).detachedSpans) && strings.HasPrefix(v, "idem_") {
 					continue
 				}
 				if !strings.Contains(all, v) {
@@ -227,7 +273,22 @@ func checkJSONCopy(t *testing.T, s *Span, a Attr) {
 // TestCopiesChangeNoTruth: the copies draw no randomness, so with or without them a run has
 // the same traces, ids, times, statuses and truth, raw values included.
 func TestCopiesChangeNoTruth(t *testing.T) {
-	cfg := Config{Seed: 3, EveryScenario: true}
+	t.Run("mix", func(t *testing.T) { checkCopiesChangeNoTruth(t, Config{Seed: 3, EveryScenario: true}) })
+	for _, shape := range FrameworkShapes() {
+		t.Run(string(shape), func(t *testing.T) {
+			w := ScenarioWeights{}
+			for _, sc := range AllScenarios() {
+				if scenarioSupports(sc, shape) {
+					w[sc] = 1
+				}
+			}
+			checkCopiesChangeNoTruth(t, Config{Seed: 3, Shapes: []Shape{shape}, Scenarios: w})
+		})
+	}
+}
+
+func checkCopiesChangeNoTruth(t *testing.T, cfg Config) {
+	t.Helper()
 	with := generate(t, cfg, 80)
 	cfg.withoutCopies = true
 	without := generate(t, cfg, 80)
