@@ -214,6 +214,16 @@ func viewDiff(got, want spanView, events bool) string {
 	return strings.Join(diffs, "; ")
 }
 
+// TestFrameworkShapesBuildSpanTrees: every scenario a framework shape expresses renders one
+// agent root, children after and inside their parents, and a model span per turn.
+func TestFrameworkShapesBuildSpanTrees(t *testing.T) {
+	for _, shape := range FrameworkShapes() {
+		for _, tr := range shapeTraffic(t, shape, 30) {
+			checkSpanTree(t, &tr)
+		}
+	}
+}
+
 // frameworkScenarios are the scenarios each framework shape expresses exactly.
 var frameworkScenarios = map[Shape][]Scenario{
 	// No timeout (a failure is only gen_ai.tool.status=error), so no stale cache; every
