@@ -43,7 +43,8 @@ func (cfg *Config) analysisConfig(key []byte) analysis.Config {
 	ac := analysis.DefaultConfig()
 	ac.Recognition = toolspan.Config{
 		Recognition: cfg.Recognition,
-		Sources:     cfg.Attributes.WithReadAsset(cfg.Divergence.ReadAssetAttribute),
+		Sources:         cfg.Attributes.WithReadAsset(cfg.Divergence.ReadAssetAttribute),
+		ToolErrorValues: cfg.Status.ToolErrorValues,
 	}
 	ac.StormThreshold = cfg.StormThreshold
 	ac.OverrideOK = cfg.Status.OverrideOK
