@@ -29,6 +29,10 @@ CAPTURES=(
   "langchain_openinference_turn_same|langchain|langchain_openinference_turn.mjs|same|"
   "strands_undici_retryagent|strands_http|strands_http.mjs|undici|"
   "strands_http_retryloop|strands_http|strands_http.mjs|retryloop|"
+  "strands_unrecovered|strands|strands_scenarios.mjs|unrecovered|"
+  "openai_agents_unrecovered|openai_agents|openai_agents.mjs|unrecovered|"
+  "langchain_traceloop_unrecovered|langchain_traceloop|langchain_traceloop.mjs|unrecovered||pending"
+  "langchain_openinference_unrecovered|langchain|langchain_openinference.mjs|unrecovered|"
 )
 
 declare -A INSTALLED=()
