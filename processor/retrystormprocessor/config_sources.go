@@ -42,7 +42,7 @@ func (c *CompletenessConfig) validate() error {
 func (cfg *Config) analysisConfig(key []byte) analysis.Config {
 	ac := analysis.DefaultConfig()
 	ac.Recognition = toolspan.Config{
-		Recognition: cfg.Recognition,
+		Recognition:     cfg.Recognition,
 		Sources:         cfg.Attributes.WithReadAsset(cfg.Divergence.ReadAssetAttribute),
 		ToolErrorValues: cfg.Status.ToolErrorValues,
 	}

@@ -52,8 +52,8 @@ type Evidence struct {
 	// ToolReport is the tool's own report that it failed (`gen_ai.tool.status=error`, say),
 	// as source=value; "" when it made none. It counts like an isError result.
 	ToolReport string
-	Ended       bool
-	SideEffect  string
+	Ended      bool
+	SideEffect string
 }
 
 // Normalize maps evidence to a status. An attempt that never ended, or whose explicit
