@@ -146,6 +146,7 @@ func (gen *Generator) build(shape Shape, sc Scenario, start time.Time, seed *sta
 	} else {
 		pl.cleanSteps(max(gen.cfg.ToolsPerTrace-1, 0))
 		pl.inject(sc, seed)
+		pl.noRecallAfterFailure()
 	}
 	pl.citeCleanAssets()
 	spans := render(gen.g, pl.plan, start, !gen.cfg.withoutCopies)

@@ -147,6 +147,41 @@ func (pl *planner) cleanSteps(n int) {
 	}
 }
 
+// noRecallAfterFailure keeps a clean call from reading as the agent's recovery: when the
+// call right after a failed one is a clean call of the same tool with other arguments,
+// the processor takes it for a model re-call with changed arguments (the failure is then
+// recovered, not unrecovered_failure), which the scenario did not plan. Such a call is
+// planned again with another tool.
+func (pl *planner) noRecallAfterFailure() {
+	calls := pl.plan.calls()
+	for i := 0; i+1 < len(calls); i++ {
+		failed, next := calls[i], calls[i+1]
+		if st := failed.last().status; st != AttemptError && st != AttemptTimeout {
+			continue
+		}
+		if next.tool != failed.tool || len(next.attempts) != 1 || next.last().status != AttemptOK ||
+			jsonText(next.last().args) == jsonText(failed.last().args) {
+			continue
+		}
+		for _, s := range pl.plan.steps {
+			for j, c := range s.calls {
+				if c == next {
+					s.calls[j] = pl.cleanCall(pl.otherTool(failed.tool))
+				}
+			}
+		}
+	}
+}
+
+// otherTool picks a catalog tool other than t.
+func (pl *planner) otherTool(t *toolSpec) *toolSpec {
+	for {
+		if o := pick(pl.g, catalog); o != t {
+			return o
+		}
+	}
+}
+
 // insertStep places an injected step at a random turn, so signals are not always first or
 // last; it returns the step's index.
 func (pl *planner) insertStep(s *plannedStep) int {

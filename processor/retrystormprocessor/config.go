@@ -3,6 +3,7 @@ package retrystormprocessor // import "github.com/retrystorm/retrystorm/processo
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -95,9 +96,13 @@ type ToolSamplingConfig struct {
 
 // StatusConfig configures the isError status remap.
 type StatusConfig struct {
-	// OverrideOK lets an isError result turn an explicit OK span status into ERROR.
-	// Default true.
+	// OverrideOK lets an isError result (or a tool's own failure report) turn an explicit
+	// OK span status into ERROR. Default true.
 	OverrideOK bool `mapstructure:"override_ok"`
+	// ToolErrorValues are the values of an attributes.tool_status source that say the
+	// tool failed (ignoring case and surrounding white space); the attempt then fails and
+	// is remapped like an isError result. Default [error].
+	ToolErrorValues []string `mapstructure:"tool_error_values"`
 }
 
 // HashingConfig configures payload hashing. The HMAC key never sits in the YAML: it is read
@@ -196,7 +201,17 @@ func (cfg *Config) Validate() error {
 		errs = errors.Join(errs, errors.New("decision_cache.dropped_traces must not be negative"))
 	}
 	return errors.Join(errs, cfg.Sampling.validate(), cfg.Attributes.ValidateKeys("attributes"), cfg.Recognition.ValidateRules("recognition"),
-		cfg.Hashing.validate(), cfg.Redaction.validate(), cfg.Divergence.validate(), cfg.Completeness.validate())
+		cfg.Status.validate(), cfg.Hashing.validate(), cfg.Redaction.validate(), cfg.Divergence.validate(), cfg.Completeness.validate())
+}
+
+func (s *StatusConfig) validate() error {
+	var errs error
+	for i, v := range s.ToolErrorValues {
+		if strings.TrimSpace(v) == "" {
+			errs = errors.Join(errs, fmt.Errorf("status.tool_error_values[%d] must not be empty", i))
+		}
+	}
+	return errs
 }
 
 func (cfg *Config) validateTraceBytes() error {

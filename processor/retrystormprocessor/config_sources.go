@@ -42,8 +42,9 @@ func (c *CompletenessConfig) validate() error {
 func (cfg *Config) analysisConfig(key []byte) analysis.Config {
 	ac := analysis.DefaultConfig()
 	ac.Recognition = toolspan.Config{
-		Recognition: cfg.Recognition,
-		Sources:     cfg.Attributes.WithReadAsset(cfg.Divergence.ReadAssetAttribute),
+		Recognition:     cfg.Recognition,
+		Sources:         cfg.Attributes.WithReadAsset(cfg.Divergence.ReadAssetAttribute),
+		ToolErrorValues: cfg.Status.ToolErrorValues,
 	}
 	ac.StormThreshold = cfg.StormThreshold
 	ac.OverrideOK = cfg.Status.OverrideOK

@@ -56,7 +56,7 @@ func createDefaultConfig() component.Config {
 		},
 		Attributes:  attrsource.Defaults(),
 		Recognition: toolspan.DefaultRecognition(),
-		Status:      StatusConfig{OverrideOK: true},
+		Status:      StatusConfig{OverrideOK: true, ToolErrorValues: toolspan.DefaultToolErrorValues()},
 		Hashing:     HashingConfig{RedactPayloads: true},
 		Redaction:   defaultRedaction(),
 		Divergence: DivergenceConfig{

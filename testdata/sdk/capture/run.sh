@@ -22,13 +22,17 @@ CAPTURES=(
   "strands_recall|strands|strands_scenarios.mjs|recall|"
   "openai_agents_recall|openai_agents|openai_agents.mjs|recall|"
   "openai_agents_hidden|openai_agents|openai_agents.mjs|hidden|"
-  "langchain_traceloop_retry|langchain_traceloop|langchain_traceloop.mjs|retry||pending"
-  "langchain_traceloop_recall|langchain_traceloop|langchain_traceloop.mjs|recall||pending"
+  "langchain_traceloop_retry|langchain_traceloop|langchain_traceloop.mjs|retry||"
+  "langchain_traceloop_recall|langchain_traceloop|langchain_traceloop.mjs|recall||"
   "langchain_traceloop_hidden|langchain_traceloop|langchain_traceloop.mjs|hidden|"
   "langchain_openinference_turn_diff|langchain|langchain_openinference_turn.mjs|diff|"
   "langchain_openinference_turn_same|langchain|langchain_openinference_turn.mjs|same|"
   "strands_undici_retryagent|strands_http|strands_http.mjs|undici|"
   "strands_http_retryloop|strands_http|strands_http.mjs|retryloop|"
+  "strands_unrecovered|strands|strands_scenarios.mjs|unrecovered|"
+  "openai_agents_unrecovered|openai_agents|openai_agents.mjs|unrecovered|"
+  "langchain_traceloop_unrecovered|langchain_traceloop|langchain_traceloop.mjs|unrecovered||"
+  "langchain_openinference_unrecovered|langchain|langchain_openinference.mjs|unrecovered|"
 )
 
 declare -A INSTALLED=()

@@ -136,6 +136,7 @@ func (an *Analyzer) Analyze(td ptrace.Traces) *Trace {
 // the spans.
 func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 	out := &Trace{Tree: t}
+	t.IsAgent = an.x.IsAgentSpan
 	if len(t.Nodes) > 0 {
 		out.TraceID = t.Nodes[0].Span.TraceID()
 	}
@@ -154,8 +155,12 @@ func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 	}
 	units := grouping.Units(calls)
 	dup := findings.DuplicateSideEffects(units)
+	recovered := findings.RecoveredLater(units)
 	for _, gu := range units {
 		u := an.unit(t, gu, out.TraceID)
+		if recovered[gu] {
+			u.Findings = slices.DeleteFunc(u.Findings, func(f findings.Finding) bool { return f.Kind == findings.UnrecoveredFailure })
+		}
 		u.Findings = append(u.Findings, dup[gu]...)
 		out.Units = append(out.Units, u)
 		out.Findings = append(out.Findings, u.Findings...)

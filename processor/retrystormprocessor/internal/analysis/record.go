@@ -9,6 +9,7 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/classify"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -137,10 +138,12 @@ func allCarry(attempts []*grouping.Attempt, f toolspan.Field) bool {
 	return true
 }
 
+// uniqueResults counts the distinct results of the ok attempts.
 func uniqueResults(attempts []*grouping.Attempt) int {
 	seen := map[string]struct{}{}
 	for _, a := range attempts {
-		if a.ResultHash != "" {
+		// A failed attempt's output is its error text, not a result.
+		if a.ResultHash != "" && a.Status == outcome.OK {
 			seen[a.ResultHash] = struct{}{}
 		}
 	}

@@ -122,11 +122,13 @@ func putNonEmpty(attrs pcommon.Map, k, v string) {
 func remap(a *grouping.Attempt, redact bool) {
 	st := a.Span.Status()
 	desc := a.Remap.Description
-	if redact || desc == "" {
+	switch {
+	case a.Remap.Report != "":
+		desc = "tool reported " + a.Remap.Report
+	case redact:
 		desc = redactedDescription
-		if !redact {
-			desc = "tool reported isError"
-		}
+	case desc == "":
+		desc = "tool reported isError"
 	}
 	st.SetCode(ptrace.StatusCodeError)
 	st.SetMessage(desc)

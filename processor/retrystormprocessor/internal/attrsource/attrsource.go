@@ -17,7 +17,9 @@ const DefaultReadAsset = "retrystorm.read.asset"
 
 // Lists lists, for each attempt field, the span attributes it is read from, in order: the
 // first present wins. An entry `key#a.b` reads the element a.b inside the attribute (a map
-// or a JSON string), e.g. the arguments inside a JSON-RPC request. Setting a key replaces
+// or a JSON string), e.g. the arguments inside a JSON-RPC request; an entry
+// `event:NAME:key` reads attribute key of the span's first event called NAME (Strands
+// Agents records a tool's arguments and result only in events). Setting a key replaces
 // its whole default list.
 type Lists struct {
 	// CallID: default [gen_ai.tool.call.id, tool_use_id, tool.id, ai.toolCall.id, span_id].
@@ -28,10 +30,12 @@ type Lists struct {
 	// traceloop.entity.name, request#params.name].
 	ToolName []string `mapstructure:"tool_name"`
 	// Arguments: default [gen_ai.tool.call.arguments, ai.toolCall.args, input.value,
-	// traceloop.entity.input#arguments, request#params.arguments, tool_input].
+	// traceloop.entity.input#arguments, traceloop.entity.input#args,
+	// request#params.arguments, tool_input, event:gen_ai.tool.message:content].
 	Arguments []string `mapstructure:"arguments"`
 	// Result: default [gen_ai.tool.call.result, ai.toolCall.result, output.value,
-	// traceloop.entity.output, response#result, tool_response].
+	// traceloop.entity.output, response#result, tool_response,
+	// event:gen_ai.choice:message].
 	Result []string `mapstructure:"result"`
 	// ArgsHash: a hash the span already carries. Default [args_hash].
 	ArgsHash []string `mapstructure:"args_hash"`
@@ -54,6 +58,10 @@ type Lists struct {
 	Status []string `mapstructure:"status"`
 	// Success: a boolean outcome (Claude Code). Default [success].
 	Success []string `mapstructure:"success"`
+	// ToolStatus: the tool's own report of its outcome, where a value among
+	// status.tool_error_values says it failed (like an isError result) and any other value
+	// says nothing. Default [gen_ai.tool.status, traceloop.entity.output#kwargs.status].
+	ToolStatus []string `mapstructure:"tool_status"`
 	// ReadAsset: the asset a span read, after divergence.read_asset_attribute. Default
 	// [retrystorm.read.asset].
 	ReadAsset []string `mapstructure:"read_asset"`
@@ -66,9 +74,10 @@ func Defaults() Lists {
 		Attempt:  []string{"attempt", "retry.attempt", "gen_ai.tool.call.attempt"},
 		ToolName: []string{"gen_ai.tool.name", "tool.name", "tool_name", "ai.toolCall.name", "traceloop.entity.name", "request#params.name"},
 		Arguments: []string{"gen_ai.tool.call.arguments", "ai.toolCall.args", "input.value",
-			"traceloop.entity.input#arguments", "request#params.arguments", "tool_input"},
+			"traceloop.entity.input#arguments", "traceloop.entity.input#args", "request#params.arguments", "tool_input",
+			"event:gen_ai.tool.message:content"},
 		Result: []string{"gen_ai.tool.call.result", "ai.toolCall.result", "output.value",
-			"traceloop.entity.output", "response#result", "tool_response"},
+			"traceloop.entity.output", "response#result", "tool_response", "event:gen_ai.choice:message"},
 		ArgsHash:       []string{"args_hash"},
 		ResultHash:     []string{"result_hash"},
 		IdempotencyKey: []string{"idempotency_key", "idempotency.key", "http.request.header.idempotency-key"},
@@ -79,6 +88,7 @@ func Defaults() Lists {
 		SideEffect:     []string{"side_effect"},
 		Status:         []string{"status"},
 		Success:        []string{"success"},
+		ToolStatus:     []string{"gen_ai.tool.status", "traceloop.entity.output#kwargs.status"},
 		ReadAsset:      []string{DefaultReadAsset},
 	}
 }
@@ -90,7 +100,7 @@ func (l *Lists) byKey() map[string][]string {
 		"result": l.Result, "args_hash": l.ArgsHash, "result_hash": l.ResultHash,
 		"idempotency_key": l.IdempotencyKey, "idem_hash": l.IdemHash, "run_id": l.RunID,
 		"tokens_in": l.TokensIn, "tokens_out": l.TokensOut, "side_effect": l.SideEffect,
-		"status": l.Status, "success": l.Success, "read_asset": l.ReadAsset,
+		"status": l.Status, "success": l.Success, "tool_status": l.ToolStatus, "read_asset": l.ReadAsset,
 	}
 }
 
@@ -126,20 +136,46 @@ func (l *Lists) Payload() [][]string {
 }
 
 // Source is one parsed entry of a list: an attribute key, and the path of an element
-// inside it when the entry reads one.
+// inside it when the entry reads one. With Event set, the key is an attribute of the
+// span's first event of that name, not of the span.
 type Source struct {
-	Key  string
-	Path []string
+	Key   string
+	Path  []string
+	Event string
 }
 
-// Parse reads one entry, `key` or `key#a.b`.
+// EventPrefix starts an entry that reads an event's attribute: `event:NAME:key`.
+const EventPrefix = "event:"
+
+// Parse reads one entry, `key`, `key#a.b`, `event:NAME:key` or `event:NAME:key#a.b`. An
+// event entry without a name or a key parses to an empty Key, which ValidateKeys reports.
 func Parse(entry string) Source {
+	var event string
+	if rest, ok := strings.CutPrefix(entry, EventPrefix); ok {
+		name, attr, found := strings.Cut(rest, ":")
+		if !found || strings.TrimSpace(name) == "" {
+			return Source{}
+		}
+		event, entry = name, attr
+	}
 	key, path, found := strings.Cut(entry, "#")
-	src := Source{Key: key}
+	src := Source{Key: key, Event: event}
 	if found && path != "" {
 		src.Path = strings.Split(path, ".")
 	}
 	return src
+}
+
+// String is the entry src was parsed from.
+func (src Source) String() string {
+	s := src.Key
+	if len(src.Path) > 0 {
+		s += "#" + strings.Join(src.Path, ".")
+	}
+	if src.Event != "" {
+		s = EventPrefix + src.Event + ":" + s
+	}
+	return s
 }
 
 // ParseList reads every entry of list.
@@ -151,14 +187,20 @@ func ParseList(list []string) []Source {
 	return out
 }
 
-// RawKeys returns the attribute keys of lists, without element paths and each once, in
-// order of first appearance: the keys that redaction deletes.
+// RawKeys returns the span attribute keys of lists, without element paths and each once,
+// in order of first appearance: the keys that redaction deletes. Event entries name no
+// span attribute and are left out (events holding payloads are redaction's message
+// events).
 func RawKeys(lists ...[]string) []string {
 	var keys []string
 	seen := map[string]bool{}
 	for _, list := range lists {
 		for _, entry := range list {
-			key := Parse(entry).Key
+			src := Parse(entry)
+			key := src.Key
+			if src.Event != "" || key == "" {
+				continue
+			}
 			if !seen[key] {
 				seen[key] = true
 				keys = append(keys, key)

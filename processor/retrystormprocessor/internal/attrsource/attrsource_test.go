@@ -10,12 +10,18 @@ import (
 func TestRawKeys(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", "c"}, RawKeys([]string{"a#x", "b"}, []string{"a", "c#y.z", "b#w"}))
 	assert.Empty(t, RawKeys())
+	assert.Equal(t, []string{"a"}, RawKeys([]string{"event:gen_ai.tool.message:content", "a", "event:x:a#b"}),
+		"an event entry names no span attribute to delete")
 }
 
 func TestParse(t *testing.T) {
 	assert.Equal(t, Source{Key: "request", Path: []string{"params", "arguments"}}, Parse("request#params.arguments"))
 	assert.Equal(t, Source{Key: "tool_name"}, Parse("tool_name"))
 	assert.Equal(t, Source{Key: "tool_name"}, Parse("tool_name#"), "an empty path reads the whole attribute")
+	assert.Equal(t, Source{Event: "gen_ai.tool.message", Key: "content"}, Parse("event:gen_ai.tool.message:content"))
+	assert.Equal(t, Source{Event: "gen_ai.choice", Key: "message", Path: []string{"a", "b"}}, Parse("event:gen_ai.choice:message#a.b"))
+	assert.Equal(t, Source{}, Parse("event:content"), "an event entry needs a name and a key")
+	assert.Equal(t, Source{}, Parse("event::content"))
 }
 
 // Every list is validated under its configuration key.
@@ -38,8 +44,10 @@ func TestValidateKeys(t *testing.T) {
 	assert.NoError(t, l.ValidateKeys("attributes"))
 	l.Result = []string{"ok", " #x"}
 	l.CallID = []string{""}
+	l.ToolStatus = []string{"event:only_name"}
 	assert.EqualError(t, l.ValidateKeys("attributes"),
-		"attributes.call_id[0] must name an attribute, got \"\"\nattributes.result[1] must name an attribute, got \" #x\"")
+		"attributes.call_id[0] must name an attribute, got \"\"\nattributes.result[1] must name an attribute, got \" #x\"\n"+
+			"attributes.tool_status[0] must name an attribute, got \"event:only_name\"")
 }
 
 func TestWithReadAsset(t *testing.T) {

@@ -120,3 +120,34 @@ func CitedAssets(v pcommon.Value) []string {
 	}
 	return out
 }
+
+// RecoveredLater lists the units whose last attempt failed and whose agent's next tool
+// call was a call of the same tool that ended ok: the agent re-called the tool with
+// changed arguments (a backup card, a corrected query), which grouping keeps as separate
+// units, and its answer rests on that call, so an unrecovered_failure would be a false
+// alarm. The next call is the first, by start, of any tool below the same agent that
+// started after the failed attempt did; units must be in start order.
+func RecoveredLater(units []*grouping.Unit) map[*grouping.Unit]bool {
+	var out map[*grouping.Unit]bool
+	for i, u := range units {
+		last := u.Last()
+		if !last.Status.Failed() {
+			continue
+		}
+		var next *grouping.Call
+		for _, later := range units[i+1:] {
+			for _, c := range later.Calls {
+				if first := c.Attempts[0]; first.Agent == last.Agent && c.Start() >= last.Start && (next == nil || c.Start() < next.Start()) {
+					next = c
+				}
+			}
+		}
+		if next != nil && next.Last().ToolName == last.ToolName && next.Last().Status == outcome.OK {
+			if out == nil {
+				out = map[*grouping.Unit]bool{}
+			}
+			out[u] = true
+		}
+	}
+	return out
+}

@@ -44,6 +44,9 @@ type Tree struct {
 	byID       map[pcommon.SpanID]int32
 	childStart []int32
 	children   []int32
+	// IsAgent recognises an agent span (recognition.agent_spans); nil: there are none,
+	// and a span's agent is the top of its ancestor chain. Set before the first Agent.
+	IsAgent func(ptrace.Span) bool
 	// agentsMarked is set once Node.Agent holds (markAgents).
 	agentsMarked bool
 	// fill, state and path are link's scratch space.
@@ -51,9 +54,6 @@ type Tree struct {
 	state []uint8
 	path  []int32
 }
-
-// AgentOperation is the gen_ai.operation.name of an agent span.
-const AgentOperation = "invoke_agent"
 
 // NewTree indexes every span of td.
 func NewTree(td ptrace.Traces) *Tree {
@@ -231,10 +231,11 @@ func (t *Tree) markAgents() {
 		return
 	}
 	t.agentsMarked = true
+	if t.IsAgent == nil {
+		return
+	}
 	for i := range t.Nodes {
-		if v, ok := t.Nodes[i].Span.Attributes().Get("gen_ai.operation.name"); ok && v.Str() == AgentOperation {
-			t.Nodes[i].Agent = true
-		}
+		t.Nodes[i].Agent = t.IsAgent(t.Nodes[i].Span)
 	}
 }
 

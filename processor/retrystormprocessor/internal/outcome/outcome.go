@@ -49,8 +49,11 @@ type Evidence struct {
 	ResultError bool
 	ResultText  string
 	HasResult   bool
-	Ended       bool
-	SideEffect  string
+	// ToolReport is the tool's own report that it failed (`gen_ai.tool.status=error`, say),
+	// as source=value; "" when it made none. It counts like an isError result.
+	ToolReport string
+	Ended      bool
+	SideEffect string
 }
 
 // Normalize maps evidence to a status. An attempt that never ended, or whose explicit
@@ -67,6 +70,8 @@ func Normalize(e Evidence) Status {
 	case e.ResultError:
 		// The result text becomes the span's status message once remapped.
 		return failure(e.ErrorType, e.ResultText)
+	case e.ToolReport != "":
+		return failure(e.ErrorType, e.Message)
 	case e.Code == ptrace.StatusCodeError:
 		return failure(e.ErrorType, e.Message)
 	case e.HasSuccess && !e.Success:
@@ -87,7 +92,7 @@ func explicitStatus(e Evidence) Status {
 	case isTimeout(v):
 		return Timeout
 	case v == "ok" || v == "success" || v == "succeeded" || v == "completed":
-		if e.ResultError {
+		if e.ResultError || e.ToolReport != "" {
 			return Error
 		}
 		return OK
@@ -114,22 +119,29 @@ func isTimeout(lower string) bool {
 // ToolErrorType is the error.type value for an isError result (OTel MCP semconv).
 const ToolErrorType = "tool_error"
 
-// Remap is the span change for an attempt whose result says the tool failed while its
-// span status does not.
+// Remap is the span change for an attempt whose result, or the tool's own report, says
+// the tool failed while its span status does not.
 type Remap struct {
 	// SetErrorType is true when error.type is absent and must be set to tool_error.
 	SetErrorType bool
-	Description  string
+	// Description is the isError result's text: payload, withheld under redaction.
+	Description string
+	// Report is the tool's own failure report (source=value), no payload; "" for an
+	// isError result.
+	Report string
 }
 
 // PlanRemap returns the change to apply, or nil when the span already says ERROR, has no
-// isError result, or says OK and overrideOK is off.
+// isError result and no failure report, or says OK and overrideOK is off.
 func PlanRemap(e Evidence, errorTypePresent, overrideOK bool) *Remap {
-	if !e.ResultError || e.Code == ptrace.StatusCodeError {
+	if !e.ResultError && e.ToolReport == "" || e.Code == ptrace.StatusCodeError {
 		return nil
 	}
 	if e.Code == ptrace.StatusCodeOk && !overrideOK {
 		return nil
 	}
-	return &Remap{SetErrorType: !errorTypePresent, Description: e.ResultText}
+	if e.ResultError {
+		return &Remap{SetErrorType: !errorTypePresent, Description: e.ResultText}
+	}
+	return &Remap{SetErrorType: !errorTypePresent, Report: e.ToolReport}
 }

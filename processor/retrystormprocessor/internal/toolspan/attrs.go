@@ -1,6 +1,9 @@
 package toolspan
 
-import "go.opentelemetry.io/collector/pdata/pcommon"
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
 
 // attrs reads one span's attributes by source. A tool span is read for some forty
 // sources; indexed, its attributes are walked once (one map lookup per attribute) instead
@@ -8,9 +11,19 @@ import "go.opentelemetry.io/collector/pdata/pcommon"
 type attrs struct {
 	m  pcommon.Map
 	ix *attrIndex // nil: each read scans m
+	// events are the span's events, read by event sources.
+	events ptrace.SpanEventSlice
+}
+
+// spanAttrs reads span's attributes and events without an index.
+func spanAttrs(span ptrace.Span) attrs {
+	return attrs{m: span.Attributes(), events: span.Events()}
 }
 
 func (a attrs) get(src source) (pcommon.Value, bool) {
+	if src.Event != "" {
+		return eventAttr(a.events, src.Event, src.Key)
+	}
 	if a.ix != nil {
 		return a.ix.get(src.id)
 	}
@@ -39,9 +52,24 @@ func (ix *attrIndex) register(key string) int32 {
 	return id
 }
 
-// load indexes m. Of a key repeated in m (invalid OTLP) the first value wins, as with
-// pcommon.Map.Get.
-func (ix *attrIndex) load(m pcommon.Map) attrs {
+// eventAttr reads attribute key of the first event called name that carries it.
+func eventAttr(events ptrace.SpanEventSlice, name, key string) (pcommon.Value, bool) {
+	for i := 0; i < events.Len(); i++ {
+		ev := events.At(i)
+		if ev.Name() != name {
+			continue
+		}
+		if v, ok := ev.Attributes().Get(key); ok {
+			return v, true
+		}
+	}
+	return pcommon.Value{}, false
+}
+
+// load indexes span's attributes. Of a key repeated in them (invalid OTLP) the first
+// value wins, as with pcommon.Map.Get.
+func (ix *attrIndex) load(span ptrace.Span) attrs {
+	m := span.Attributes()
 	ix.cur++
 	if ix.cur == 0 { // wrapped: forget every mark
 		clear(ix.gen)
@@ -52,7 +80,7 @@ func (ix *attrIndex) load(m pcommon.Map) attrs {
 			ix.gen[id], ix.vals[id] = ix.cur, v
 		}
 	}
-	return attrs{m: m, ix: ix}
+	return attrs{m: m, ix: ix, events: span.Events()}
 }
 
 func (ix *attrIndex) get(id int32) (pcommon.Value, bool) {

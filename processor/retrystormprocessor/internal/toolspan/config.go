@@ -37,17 +37,29 @@ type Recognition struct {
 	ToolNamePrefixes []string `mapstructure:"tool_name_prefixes"`
 	// ToolNameSuffixes are span-name suffixes stripped likewise. Default [".tool"].
 	ToolNameSuffixes []string `mapstructure:"tool_name_suffixes"`
+	// AgentSpans are the rules recognising an agent span: a tool call belongs to its
+	// nearest agent ancestor (agent-level chains, unrecovered_failure), else to the top of
+	// its ancestor chain. An empty list uses the top of the chain. Default
+	// gen_ai.operation.name=invoke_agent, openinference.span.kind=AGENT,
+	// traceloop.span.kind=agent, mastra.span.type=agent_run, and Vercel AI SDK's legacy
+	// ai.operationId=ai.generateText and ai.streamText.
+	AgentSpans []Rule `mapstructure:"agent_spans"`
 }
 
-// ValidateRules reports an empty rule list and every rule that does not set exactly one
-// matcher, as parent.tool_spans[i]. It is not Validate: confmap would call that a second
-// time.
+// ValidateRules reports an empty tool_spans list and every rule of tool_spans and
+// agent_spans that does not set exactly one matcher, as parent.tool_spans[i]. It is not
+// Validate: confmap would call that a second time.
 func (r *Recognition) ValidateRules(parent string) error {
 	var errs error
 	if len(r.ToolSpans) == 0 {
 		errs = fmt.Errorf("%s.tool_spans must list at least one rule", parent)
 	}
-	for i, rule := range r.ToolSpans {
+	return errors.Join(errs, validateRules(parent+".tool_spans", r.ToolSpans), validateRules(parent+".agent_spans", r.AgentSpans))
+}
+
+func validateRules(list string, rules []Rule) error {
+	var errs error
+	for i, rule := range rules {
 		set := 0
 		for _, v := range []string{rule.Attribute, rule.SpanName, rule.SpanNamePrefix} {
 			if v != "" {
@@ -55,10 +67,10 @@ func (r *Recognition) ValidateRules(parent string) error {
 			}
 		}
 		if set != 1 {
-			errs = errors.Join(errs, fmt.Errorf("%s.tool_spans[%d] must set exactly one of attribute, span_name, span_name_prefix", parent, i))
+			errs = errors.Join(errs, fmt.Errorf("%s[%d] must set exactly one of attribute, span_name, span_name_prefix", list, i))
 		}
 		if rule.Value != "" && rule.Attribute == "" {
-			errs = errors.Join(errs, fmt.Errorf("%s.tool_spans[%d].value needs attribute", parent, i))
+			errs = errors.Join(errs, fmt.Errorf("%s[%d].value needs attribute", list, i))
 		}
 	}
 	return errs
@@ -68,16 +80,24 @@ func (r *Recognition) ValidateRules(parent string) error {
 type Config struct {
 	Recognition
 	Sources attrsource.Lists
+	// ToolErrorValues are the values of a tool_status source that say the tool failed,
+	// matched ignoring case and surrounding white space.
+	ToolErrorValues []string
 }
 
 // DefaultConfig recognises every instrumentation shape the processor knows and reads
 // attrsource.Defaults.
 func DefaultConfig() Config {
 	return Config{
-		Recognition: DefaultRecognition(),
-		Sources:     attrsource.Defaults(),
+		Recognition:     DefaultRecognition(),
+		Sources:         attrsource.Defaults(),
+		ToolErrorValues: DefaultToolErrorValues(),
 	}
 }
+
+// DefaultToolErrorValues is what Strands' gen_ai.tool.status and LangChain's ToolMessage
+// status say on a failure.
+func DefaultToolErrorValues() []string { return []string{"error"} }
 
 // DefaultRecognition has one rule per instrumentation shape the processor knows.
 func DefaultRecognition() Recognition {
@@ -95,6 +115,14 @@ func DefaultRecognition() Recognition {
 		},
 		ToolNamePrefixes: []string{"MCP request: tools/call ", "MCP send tools/call ", "tools/call ", "execute_tool "},
 		ToolNameSuffixes: []string{".tool"},
+		AgentSpans: []Rule{
+			{Attribute: "gen_ai.operation.name", Value: "invoke_agent"},
+			{Attribute: "openinference.span.kind", Value: "AGENT"},
+			{Attribute: "traceloop.span.kind", Value: "agent"},
+			{Attribute: "mastra.span.type", Value: "agent_run"},
+			{Attribute: "ai.operationId", Value: "ai.generateText"},
+			{Attribute: "ai.operationId", Value: "ai.streamText"},
+		},
 	}
 }
 

@@ -32,11 +32,13 @@ type Extractor struct {
 	sideEffect []source
 	status     []source
 	success    []source
+	toolStatus []source
 	readAsset  []source
 	redactKeys []source
 	errorType  source
 	index      *attrIndex
 	recognizer recognizer
+	agents     recognizer
 	hasher     *payload.Hasher
 	overrideOK bool
 }
@@ -62,19 +64,23 @@ func NewExtractor(cfg Config, key []byte, overrideOK bool) *Extractor {
 		sideEffect: parseSources(s.SideEffect),
 		status:     parseSources(s.Status),
 		success:    parseSources(s.Success),
+		toolStatus: parseSources(s.ToolStatus),
 		readAsset:  parseSources(s.ReadAsset),
 		redactKeys: parseSources(attrsource.RawKeys(s.Payload()...)),
 		errorType:  source{Source: attrsource.Source{Key: "error.type"}},
 		index:      &attrIndex{ids: map[string]int32{}},
 		recognizer: newRecognizer(cfg.ToolSpans),
+		agents:     newRecognizer(cfg.AgentSpans),
 		hasher:     payload.NewHasher(key),
 		overrideOK: overrideOK,
 	}
 	for _, list := range [][]source{x.callID, x.attempt, x.toolName, x.arguments, x.result, x.argsHash,
 		x.resultHash, x.idemKey, x.idemHash, x.runID, x.tokensIn, x.tokensOut, x.sideEffect, x.status,
-		x.success, x.readAsset, x.redactKeys} {
+		x.success, x.toolStatus, x.readAsset, x.redactKeys} {
 		for i := range list {
-			list[i].id = x.index.register(list[i].Key)
+			if list[i].Event == "" {
+				list[i].id = x.index.register(list[i].Key)
+			}
 		}
 	}
 	x.errorType.id = x.index.register(x.errorType.Key)
@@ -83,19 +89,19 @@ func NewExtractor(cfg Config, key []byte, overrideOK bool) *Extractor {
 
 // RunID reads the run id sources from any span (an agent span carries it for its tools).
 func (x *Extractor) RunID(span ptrace.Span) string {
-	s, _ := x.firstString(attrs{m: span.Attributes()}, x.runID)
+	s, _ := x.firstString(spanAttrs(span), x.runID)
 	return s
 }
 
 // ReadAsset reads the asset a span read, from any span.
 func (x *Extractor) ReadAsset(span ptrace.Span) string {
-	s, _ := x.firstString(attrs{m: span.Attributes()}, x.readAsset)
+	s, _ := x.firstString(spanAttrs(span), x.readAsset)
 	return s
 }
 
 // Extract reads an attempt from a recognised tool span.
 func (x *Extractor) Extract(span ptrace.Span, res pcommon.Resource) Attempt {
-	at := x.index.load(span.Attributes())
+	at := x.index.load(span)
 	a := Attempt{
 		Span: span, Resource: res,
 		SpanID: span.SpanID(), ParentID: span.ParentSpanID(),
@@ -230,6 +236,7 @@ func (x *Extractor) evidence(a *Attempt, span ptrace.Span, attrs attrs, scan boo
 		ev.HasSuccess = true
 		ev.Success = v.Type() == pcommon.ValueTypeBool && v.Bool() || strings.EqualFold(v.AsString(), "true")
 	}
+	ev.ToolReport = x.toolReport(attrs)
 	if v, ok := x.resultValue(attrs); ok {
 		ev.HasResult = true
 		if scan {
@@ -237,6 +244,31 @@ func (x *Extractor) evidence(a *Attempt, span ptrace.Span, attrs attrs, scan boo
 		}
 	}
 	return ev, hasErrType
+}
+
+// toolReport is the first tool_status source present, as source=value, when its value is
+// one of the tool error values; "" otherwise.
+func (x *Extractor) toolReport(attrs attrs) string {
+	for _, src := range x.toolStatus {
+		v, ok := attrs.get(src)
+		if !ok {
+			continue
+		}
+		s, ok := v.AsString(), true
+		if len(src.Path) > 0 {
+			s, ok = x.hasher.StringAt(v, src.Path)
+		}
+		if !ok {
+			continue
+		}
+		for _, bad := range x.cfg.ToolErrorValues {
+			if strings.EqualFold(strings.TrimSpace(s), strings.TrimSpace(bad)) {
+				return src.String() + "=" + strings.TrimSpace(s)
+			}
+		}
+		return ""
+	}
+	return ""
 }
 
 // resultValue is the first present result source's attribute, the payload the isError

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
 )
 
@@ -27,7 +29,20 @@ func newSpan(t testing.TB, name string, attrs map[string]any) ptrace.Span {
 	s.SetName(name)
 	s.SetStartTimestamp(startNanos)
 	s.SetEndTimestamp(endNanos)
-	require.NoError(t, s.Attributes().FromRaw(attrs))
+	plain := map[string]any{}
+	for k, v := range attrs {
+		// A key `event:NAME:key` is attribute key of an event NAME, as an event source
+		// reads it.
+		if rest, ok := strings.CutPrefix(k, attrsource.EventPrefix); ok {
+			name, key, _ := strings.Cut(rest, ":")
+			ev := s.Events().AppendEmpty()
+			ev.SetName(name)
+			require.NoError(t, ev.Attributes().FromRaw(map[string]any{key: v}))
+			continue
+		}
+		plain[k] = v
+	}
+	require.NoError(t, s.Attributes().FromRaw(plain))
 	return s
 }
 

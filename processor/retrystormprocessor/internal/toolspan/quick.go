@@ -32,7 +32,7 @@ func (x *Extractor) Glance(span ptrace.Span) Glance {
 	a.Span = span
 	a.SpanID, a.ParentID = span.SpanID(), span.ParentSpanID()
 	a.setTimes(span)
-	attrs := x.index.load(span.Attributes())
+	attrs := x.index.load(span)
 	x.readIdentity(a, span.Name(), attrs)
 	x.readCosts(a, attrs)
 	if s, ok := x.firstString(attrs, x.idemHash); ok && s != "" {
@@ -72,7 +72,7 @@ func (x *Extractor) resultDigest(attrs attrs, digest bool) (string, uint64) {
 
 // ArgsDigest is the attempt's args hash exactly as Extract computes it.
 func (x *Extractor) ArgsDigest(span ptrace.Span) string {
-	attrs := attrs{m: span.Attributes()}
+	attrs := spanAttrs(span)
 	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
 		return s
 	}
@@ -85,7 +85,7 @@ func (x *Extractor) ArgsDigest(span ptrace.Span) string {
 // (Hasher.PathPrint) of the canonical JSON ArgsDigest would hash, and found is false where
 // no argument source yields one and ArgsDigest returns "".
 func (x *Extractor) ArgsIdentity(span ptrace.Span) (given string, print uint64, found bool) {
-	attrs := attrs{m: span.Attributes()}
+	attrs := spanAttrs(span)
 	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
 		return s, 0, true
 	}

@@ -76,7 +76,18 @@ func (x *Extractor) IsToolSpan(span ptrace.Span) bool {
 // its attributes, whether it carries the attribute also (when not empty). As with
 // pcommon.Map.Get, only the first of a repeated key counts.
 func (x *Extractor) Recognize(span ptrace.Span, also string) (tool, has bool) {
-	r := &x.recognizer
+	return x.recognizer.match(span, also)
+}
+
+// IsAgentSpan reports whether span matches a recognition.agent_spans rule.
+func (x *Extractor) IsAgentSpan(span ptrace.Span) bool {
+	agent, _ := x.agents.match(span, "")
+	return agent
+}
+
+// match reports whether span matches one of r's rules and whether it carries the
+// attribute also (when not empty), in one pass over its attributes.
+func (r *recognizer) match(span ptrace.Span, also string) (tool, has bool) {
 	name := strings.TrimSpace(span.Name())
 	for _, rule := range r.names {
 		if rule.SpanName != "" && strings.EqualFold(name, rule.SpanName) || rule.SpanNamePrefix != "" && hasPrefixFold(name, rule.SpanNamePrefix) {

@@ -88,6 +88,15 @@ func defaultSourceLists() []sourceList {
 		return func(int) any { return false }, func(int) string { return "error" }
 	}, func(a Attempt) string { return a.Status.String() })
 	lists[len(lists)-1].absent = "ok"
+	// A tool's own failure report reads as the remap's report, naming its source.
+	add("ToolStatus", s.ToolStatus, 0, func() (func(int) any, func(int) string) {
+		return func(int) any { return "error" }, func(i int) string { return s.ToolStatus[i] + "=error" }
+	}, func(a Attempt) string {
+		if a.Remap == nil {
+			return ""
+		}
+		return a.Remap.Report
+	})
 	add("ReadAsset", s.ReadAsset, 0, func() (func(int) any, func(int) string) { return text("asset") }, func(a Attempt) string { return a.ReadAsset })
 	return lists
 }

@@ -9,14 +9,17 @@
 //          new call id and a backup card.
 //  hidden: charge_card RETURNS a ToolMessage with status "error" once (nothing is thrown);
 //          the model calls charge_card again with a new call id and a backup card.
-// usage: node langchain_traceloop.mjs <retry|recall|hidden> <out.jsonl> <truth.json>
+//  unrecovered: charge_card throws on every execution; toolRetryMiddleware({maxRetries: 1})
+//          re-runs it once (two executions of one call, both thrown), then hands the model its
+//          failure ToolMessage (status "error"); the model answers as if the payment went through.
+// usage: node langchain_traceloop.mjs <retry|recall|hidden|unrecovered> <out.jsonl> <truth.json>
 import fs from 'node:fs';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import * as traceloop from '@traceloop/node-server-sdk';
 import { startReceiver } from './receiver.mjs';
 
 const [scenario = 'retry', outFile, truthFile] = process.argv.slice(2);
-if (!['retry', 'recall', 'hidden'].includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
+if (!['retry', 'recall', 'hidden', 'unrecovered'].includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
 const receiver = await startReceiver(outFile);
 traceloop.initialize({
   appName: 'capture-langchain-traceloop',
@@ -32,8 +35,8 @@ const { AIMessage, HumanMessage, ToolMessage } = await import('@langchain/core/m
 const { fakeModel } = await import('@langchain/core/testing');
 const { z } = await import('zod');
 
-const S = { retry: 't', recall: 'r', hidden: 'h' }[scenario];
-const D = { retry: '6', recall: '7', hidden: '8' }[scenario];
+const S = { retry: 't', recall: 'r', hidden: 'h', unrecovered: 'u' }[scenario];
+const D = { retry: '6', recall: '7', hidden: '8', unrecovered: '9' }[scenario];
 const calls = {
   lookup: { customer_id: `cus_tl${S}_Xe7Nb4Gu`, email: `amara.okafor.tl${S}@example.com` },
   charge: { card_number: `55555555555${D}4444`, email: `amara.okafor.pay${S}@example.com`, amount_cents: 6150, iban: `NL91ABNA04171643${D}0` },
@@ -46,7 +49,9 @@ const results = {
 };
 const failRefs = [`gw_tl${S}_Fo38Ne`, `gw_tl${S}_Ut95Ri`];
 const errorText = (card, n) => `gateway_timeout: acquirer did not answer for card ${card} (trace ${failRefs[n]})`;
-const failures = scenario === 'retry' ? 2 : 1;
+const failures = { retry: 2, recall: 1, hidden: 1, unrecovered: Infinity }[scenario];
+// toolRetryMiddleware re-runs (none: no middleware)
+const maxRetries = { retry: 2, unrecovered: 1 }[scenario];
 const truthTools = [];
 
 let chargeAttempts = 0;
@@ -71,17 +76,18 @@ const id = (n) => `call_tl${S}_${n}`;
 let model = fakeModel()
   .respond(new AIMessage({ content: 'Let me look up the customer record first.', tool_calls: [{ id: id('lookup_1'), name: 'lookup_customer', args: calls.lookup, type: 'tool_call' }] }))
   .respond(new AIMessage({ content: 'Found the customer. Charging the card now.', tool_calls: [{ id: id('charge_1'), name: 'charge_card', args: calls.charge, type: 'tool_call' }] }));
-if (scenario !== 'retry') {
+if (scenario === 'recall' || scenario === 'hidden') {
   model = model.respond(new AIMessage({ content: 'The card was declined. Trying the backup card on file.', tool_calls: [{ id: id('charge_2'), name: 'charge_card', args: calls.charge2, type: 'tool_call' }] }));
 }
-model = model.respond(new AIMessage('Done: the order is paid and the receipt is on its way.'));
+// unrecovered: the last execution failed, yet the model answers green
+model = model.respond(new AIMessage(scenario === 'unrecovered' ? 'Done: the payment went through, the order is paid and the receipt is on its way.' : 'Done: the order is paid and the receipt is on its way.'));
 
 const agent = createAgent({
   name: 'checkout-agent',
   model,
   tools: [lookupCustomer, chargeCard],
   systemPrompt: 'You are a checkout assistant. Use the tools to look up customers and charge cards.',
-  middleware: scenario === 'retry' ? [toolRetryMiddleware({ maxRetries: 2, initialDelayMs: 10, jitter: false, tools: ['charge_card'] })] : [],
+  middleware: maxRetries ? [toolRetryMiddleware({ maxRetries, initialDelayMs: 10, jitter: false, tools: ['charge_card'] })] : [],
 });
 const res = await traceloop.withAgent({ name: 'checkout-agent' }, () =>
   agent.invoke({ messages: [new HumanMessage('Please charge the customer from order 6604 for the open invoice and send the receipt.')] }));
@@ -93,7 +99,21 @@ console.error(`requests=${receiver.state.requests} spans=${receiver.state.spans}
 // the instrumentation names tool spans after the tool's class (tool.id), not the tool
 const TOOL_SPAN = 'execute_tool DynamicStructuredTool';
 const lookupCall = { tool: 'lookup_customer', attempts: 1, attempt_statuses: ['ok'], retry_layer: null, failed_attempts_hidden: false, span_names: [TOOL_SPAN], call_ids: [id('lookup_1')] };
-const expect = scenario === 'retry'
+// unrecovered: the expectation is read off what the tool saw (one call id, every execution threw)
+const chargeRuns = truthTools.filter((t) => t.tool === 'charge_card');
+if (scenario === 'unrecovered' && (chargeRuns.length !== 2 || chargeRuns.some((t) => !t.failed || t.call_id !== id('charge_1')))) {
+  throw new Error(`unrecovered: expected 2 failed charge_card executions of ${id('charge_1')}, got ${JSON.stringify(chargeRuns.map((t) => [t.call_id, t.failed]))}`);
+}
+const expect = scenario === 'unrecovered'
+  ? {
+      calls: [lookupCall, {
+        tool: 'charge_card', attempts: chargeRuns.length, attempt_statuses: chargeRuns.map((t) => (t.failed ? 'error' : 'ok')), retry_layer: 'tool_runtime', failed_attempts_hidden: false,
+        span_names: chargeRuns.map(() => TOOL_SPAN), call_ids: chargeRuns.map((t) => t.call_id),
+      }],
+      unrecovered: true,
+      notes: 'charge_card threw on both executions of ONE call (call_tlu_charge_1, same arguments): toolRetryMiddleware (maxRetries 1) re-ran it once, then returned its failure ToolMessage (status "error", content "Tool \'charge_card\' failed after 2 attempts with Error", without the thrown text) to the model, which answered that the payment went through. Both execute_tool DynamicStructuredTool spans are status ERROR with status.message = the thrown text and an exception event, no traceloop.entity.output, no call id and no tool name. The middleware\'s ToolMessage (with tool_call_id and status error) appears only in the tools-node workflow RunnableSequence\'s traceloop.entity.output and in later workflow inputs / the last chat span\'s gen_ai.input.messages (as text). Every workflow and chat span is status OK; the withAgent root checkout-agent.agent is status UNSET and its traceloop.entity.output ends with the green final AIMessage.',
+    }
+  : scenario === 'retry'
   ? {
       calls: [lookupCall, {
         tool: 'charge_card', attempts: 3, attempt_statuses: ['error', 'error', 'ok'], retry_layer: 'tool_runtime', failed_attempts_hidden: false,
@@ -117,6 +137,6 @@ expect.agent_spans = [{ name: 'checkout-agent.agent', marker: 'traceloop.span.ki
 const pkgs = JSON.parse(fs.readFileSync(new URL('./package.json', import.meta.url))).dependencies;
 fs.writeFileSync(truthFile, JSON.stringify({
   sdk: `langchain.js createAgent + OpenLLMetry (traceloop batch span processor, scenario ${scenario})`, packages: pkgs, tools: truthTools,
-  expect: { calls: expect.calls, agent_spans: expect.agent_spans, notes: expect.notes },
+  expect: { calls: expect.calls, agent_spans: expect.agent_spans, ...(expect.unrecovered ? { unrecovered: true } : {}), notes: expect.notes },
   note: 'tools return JSON strings (the hidden failure is a ToolMessage whose content is the error text); call_id is the tool call id the tool saw (config.toolCall.id)',
 }, null, 2) + '\n');

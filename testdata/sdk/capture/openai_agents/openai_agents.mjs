@@ -6,7 +6,9 @@
 //          charge_card again with a new call id and a backup card.
 //  hidden: charge_card RETURNS an error text on its first call without throwing (the span is
 //          OK, the failure is only in output.value); the model calls it again the same way.
-// usage: node openai_agents.mjs <recall|hidden> <out.jsonl> <truth.json>
+//  unrecovered: charge_card THROWS (errorFunction as in recall) and the model does NOT call it
+//          again: it answers as if the payment went through (the only charge attempt failed).
+// usage: node openai_agents.mjs <recall|hidden|unrecovered> <out.jsonl> <truth.json>
 import fs from 'node:fs';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -19,7 +21,7 @@ import { z } from 'zod';
 import { startReceiver } from './receiver.mjs';
 
 const [scenario = 'recall', outFile, truthFile] = process.argv.slice(2);
-if (!['hidden', 'recall'].includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
+if (!['hidden', 'recall', 'unrecovered'].includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
 const receiver = await startReceiver(outFile);
 const exporter = new OTLPTraceExporter({ url: receiver.url });
 const provider = new NodeTracerProvider({
@@ -30,8 +32,8 @@ provider.register();
 new OpenAIAgentsInstrumentation({ tracerProvider: provider }).manuallyInstrument(agents);
 const { Agent, run, tool, OpenAIChatCompletionsModel } = agents;
 
-const S = scenario === 'recall' ? 'r' : 'h';
-const D = scenario === 'recall' ? '1' : '2';
+const S = { recall: 'r', hidden: 'h', unrecovered: 'u' }[scenario];
+const D = { recall: '1', hidden: '2', unrecovered: '3' }[scenario];
 const calls = {
   lookup: { customer_id: `cus_oa${S}_Tg5Ks9Wc`, email: `sofia.moreno.oa${S}@example.com` },
   charge: { card_number: `41111111111${D}1111`, email: `sofia.moreno.pay${S}@example.com`, amount_cents: 4599, iban: `ES91210004184502000${D}1332` },
@@ -60,7 +62,7 @@ const chargeCard = tool({
     chargeAttempts++;
     const call_id = details?.toolCall?.callId ?? null;
     if (chargeAttempts === 1) {
-      if (scenario === 'recall') {
+      if (scenario === 'recall' || scenario === 'unrecovered') {
         truthTools.push({ tool: 'charge_card', call_id, attempt: 1, arguments: args, result: chargeError, failed: true });
         throw new Error(chargeError);
       }
@@ -79,8 +81,9 @@ const chargeCard = tool({
 const steps = [
   { text: 'Let me look up the customer record first.', call: [`call_oa${S}_lookup_1`, 'lookup_customer', calls.lookup] },
   { text: 'Found the customer. Charging the card now.', call: [`call_oa${S}_charge_1`, 'charge_card', calls.charge] },
-  { text: 'The card was declined. Trying the backup card on file.', call: [`call_oa${S}_charge_2`, 'charge_card', calls.charge2] },
-  { text: 'Done: the order is paid and the receipt is on its way.' },
+  // unrecovered: no re-call; the model answers green although the charge failed
+  ...(scenario === 'unrecovered' ? [] : [{ text: 'The card was declined. Trying the backup card on file.', call: [`call_oa${S}_charge_2`, 'charge_card', calls.charge2] }]),
+  { text: scenario === 'unrecovered' ? 'Done: the payment went through, the order is paid and the receipt is on its way.' : 'Done: the order is paid and the receipt is on its way.' },
 ];
 let step = 0;
 const scriptedFetch = async (url, init) => {
@@ -115,7 +118,20 @@ const agentSpans = [
   { name: 'checkout-agent', marker: 'openinference.span.kind=AGENT' },
   { name: 'Agent workflow', marker: 'openinference.span.kind=AGENT (the root; its child of the same name is a CHAIN)' },
 ];
-const expect = {
+const chargeRuns = truthTools.filter((t) => t.tool === 'charge_card');
+if (scenario === 'unrecovered' && (chargeRuns.length !== 1 || !chargeRuns[0].failed)) {
+  throw new Error(`unrecovered: expected one failed charge_card execution, got ${chargeRuns.length}`);
+}
+const expect = scenario === 'unrecovered' ? {
+  calls: [
+    { tool: 'lookup_customer', attempts: 1, attempt_statuses: ['ok'], retry_layer: null, failed_attempts_hidden: false, span_names: ['lookup_customer'], call_ids: [`call_oa${S}_lookup_1`] },
+    // read off what the tool saw: one execution, which threw
+    { tool: 'charge_card', attempts: chargeRuns.length, attempt_statuses: chargeRuns.map((t) => (t.failed ? 'error' : 'ok')), retry_layer: null, failed_attempts_hidden: false, span_names: chargeRuns.map(() => 'charge_card'), call_ids: chargeRuns.map((t) => t.call_id) },
+  ],
+  agent_spans: agentSpans,
+  unrecovered: true,
+  notes: 'charge_card threw on its only execution; the SDK caught it (non-fatal), marked the charge_card TOOL span with status ERROR (status.message and an exception event with the error text) and gave the model the errorFunction text, which did not call charge_card again and answered that the payment went through. The error does not propagate: the turn, checkout-agent (AGENT) and both Agent workflow spans are status OK, and the root Agent workflow output.value is the green final text. The TOOL span has no call id; call_oau_charge_1 is only on the generation spans (tool_calls.0.tool_call.id, and llm.input_messages.5.message.tool_call_id next to the error text in the last generation).',
+} : {
   calls: [
     { tool: 'lookup_customer', attempts: 1, attempt_statuses: ['ok'], retry_layer: null, failed_attempts_hidden: false, span_names: ['lookup_customer'], call_ids: [`call_oa${S}_lookup_1`] },
     { tool: 'charge_card', attempts: 1, attempt_statuses: ['error'], retry_layer: null, failed_attempts_hidden: scenario === 'hidden', span_names: ['charge_card'], call_ids: [`call_oa${S}_charge_1`] },

@@ -5,7 +5,10 @@
 //          tool call, one toolUseId, three executions).
 //  recall: charge_card returns isError: true once; the failure goes back to the model, which
 //          calls charge_card again with a new toolUseId and a backup card (two model calls).
-// usage: node strands_scenarios.mjs <hidden|recall> <out.jsonl> <truth.json>
+//  unrecovered: charge_card returns isError: true on every execution; the hook sets
+//          event.retry = true once (two executions of one toolUseId, both failing), the last
+//          failure goes back to the model, which answers as if the payment went through.
+// usage: node strands_scenarios.mjs <hidden|recall|unrecovered> <out.jsonl> <truth.json>
 import fs from 'node:fs';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -18,7 +21,7 @@ import { z } from 'zod';
 import { startReceiver } from './receiver.mjs';
 
 const [scenario = 'hidden', outFile, truthFile] = process.argv.slice(2);
-if (!['hidden', 'recall'].includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
+if (!['hidden', 'recall', 'unrecovered'].includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
 const receiver = await startReceiver(outFile);
 const exporter = new OTLPTraceExporter({ url: receiver.url });
 const provider = new NodeTracerProvider({
@@ -27,8 +30,8 @@ const provider = new NodeTracerProvider({
 });
 provider.register();
 
-const S = scenario === 'hidden' ? 'h' : 'r';
-const D = scenario === 'hidden' ? '8' : '9';
+const S = { hidden: 'h', recall: 'r', unrecovered: 'u' }[scenario];
+const D = { hidden: '8', recall: '9', unrecovered: '6' }[scenario];
 const calls = {
   lookup: { customer_id: `cus_st${S}_Wm4Tz8Qa`, email: `nadia.rahman.st${S}@example.com` },
   charge: { card_number: `60111111111${D}2224`, email: `nadia.rahman.pay${S}@example.com`, amount_cents: 3125, iban: `DE8937040044053201${D}300` },
@@ -41,7 +44,9 @@ const results = {
 };
 const failRefs = [`dnh_st${S}_Ba41Cx`, `dnh_st${S}_Kd58Fy`];
 const errorText = (card, n) => `do_not_honor: issuer declined card ${card} (auth ref ${failRefs[n]})`;
-const failures = scenario === 'hidden' ? 2 : 1;
+// executions of charge_card that fail, and re-runs the AfterToolCallEvent hook asks for
+const failures = { hidden: 2, recall: 1, unrecovered: Infinity }[scenario];
+const hookRetries = { hidden: 2, recall: 0, unrecovered: 1 }[scenario];
 const truthTools = [];
 
 // ---- in-process MCP server
@@ -78,7 +83,8 @@ const steps = [
   { text: 'Let me look up the customer record first.', call: [`tooluse_st${S}_lookup_1`, 'lookup_customer', calls.lookup] },
   { text: 'Found the customer. Charging the card now.', call: [`tooluse_st${S}_charge_1`, 'charge_card', calls.charge] },
   ...(scenario === 'recall' ? [{ text: 'The card was declined. Trying the backup card on file.', call: [`tooluse_st${S}_charge_2`, 'charge_card', calls.charge2] }] : []),
-  { text: 'Done: the order is paid and the receipt is on its way.' },
+  // unrecovered: the last execution failed, yet the model answers green
+  { text: scenario === 'unrecovered' ? 'Done: the payment went through, the order is paid and the receipt is on its way.' : 'Done: the order is paid and the receipt is on its way.' },
 ];
 class ScriptedModel extends Model {
   constructor() { super(); this.config = { modelId: 'scripted-model-1' }; this.step = 0; }
@@ -108,9 +114,9 @@ const agent = new Agent({
   printer: false,
 });
 let retried = 0;
-if (scenario === 'hidden') {
+if (hookRetries > 0) {
   agent.addHook(AfterToolCallEvent, (event) => {
-    if (event.toolUse.name === 'charge_card' && event.result?.status === 'error' && retried < failures) {
+    if (event.toolUse.name === 'charge_card' && event.result?.status === 'error' && retried < hookRetries) {
       retried++;
       event.retry = true;
     }
@@ -127,13 +133,30 @@ console.error(`requests=${receiver.state.requests} spans=${receiver.state.spans}
 // the MCP server does not see the toolUseId: match the scripted ids by order
 const ids = {
   lookup_customer: [`tooluse_st${S}_lookup_1`],
-  charge_card: scenario === 'hidden'
-    ? [`tooluse_st${S}_charge_1`, `tooluse_st${S}_charge_1`, `tooluse_st${S}_charge_1`]
-    : [`tooluse_st${S}_charge_1`, `tooluse_st${S}_charge_2`],
+  charge_card: {
+    hidden: [`tooluse_st${S}_charge_1`, `tooluse_st${S}_charge_1`, `tooluse_st${S}_charge_1`],
+    recall: [`tooluse_st${S}_charge_1`, `tooluse_st${S}_charge_2`],
+    unrecovered: [`tooluse_st${S}_charge_1`, `tooluse_st${S}_charge_1`],
+  }[scenario],
 };
 for (const t of truthTools) t.call_id = ids[t.tool].shift();
 const lookupCall = { tool: 'lookup_customer', attempts: 1, attempt_statuses: ['ok'], retry_layer: null, failed_attempts_hidden: false, span_names: ['execute_tool lookup_customer'], call_ids: [`tooluse_st${S}_lookup_1`] };
-const expect = scenario === 'hidden'
+// unrecovered: the expectation is read off what the tool saw (one call, every execution failed)
+const chargeRuns = truthTools.filter((t) => t.tool === 'charge_card');
+if (scenario === 'unrecovered' && (chargeRuns.length !== 2 || chargeRuns.some((t) => !t.failed) || retried !== 1)) {
+  throw new Error(`unrecovered: expected 2 failed charge_card executions after 1 hook retry, got ${chargeRuns.length} (retried ${retried})`);
+}
+const expect = scenario === 'unrecovered'
+  ? {
+      calls: [lookupCall, {
+        tool: 'charge_card', attempts: chargeRuns.length, attempt_statuses: chargeRuns.map((t) => (t.failed ? 'error' : 'ok')), retry_layer: 'tool_runtime', failed_attempts_hidden: true,
+        span_names: chargeRuns.map(() => 'execute_tool charge_card'), call_ids: chargeRuns.map((t) => t.call_id),
+      }],
+      agent_spans: [{ name: 'invoke_agent checkout-agent', marker: 'gen_ai.operation.name=invoke_agent' }],
+      unrecovered: true,
+      notes: 'charge_card returned MCP isError: true on both executions of ONE call (one toolUseId, same arguments): an AfterToolCallEvent hook set event.retry = true once, the second execution failed too and its result went back to the model, which answered that the payment went through. Both execute_tool spans (siblings in the same execute_agent_loop_cycle) end with status OK; only gen_ai.tool.status=error and the error text in their gen_ai.choice event mark the failures. The invoke_agent span is status OK and its gen_ai.choice event message is the green final text; the next chat / cycle spans quote only the LAST execution\'s error result (toolResult status error), the first execution\'s error text appears only on its own span.',
+    }
+  : scenario === 'hidden'
   ? {
       calls: [lookupCall, {
         tool: 'charge_card', attempts: 3, attempt_statuses: ['error', 'error', 'ok'], retry_layer: 'tool_runtime', failed_attempts_hidden: true,
