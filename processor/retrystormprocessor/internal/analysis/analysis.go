@@ -116,6 +116,8 @@ type Analyzer struct {
 	// scratch is Triage's reusable working space, spare a tree it may reuse.
 	scratch triageScratch
 	spare   *grouping.Tree
+	// isAgent is x.IsAgentSpan, bound once: a method value made per trace would allocate.
+	isAgent func(ptrace.Span) bool
 }
 
 // New returns an Analyzer. mem is the bounded cross-trace memory of the stale-cache check;
@@ -124,7 +126,8 @@ func New(cfg Config, mem findings.ResultMemory) *Analyzer {
 	if cfg.StormThreshold < 1 {
 		cfg.StormThreshold = 2
 	}
-	return &Analyzer{cfg: cfg, x: toolspan.NewExtractor(cfg.Recognition, cfg.Key, cfg.OverrideOK), mem: mem, scratch: newTriageScratch()}
+	x := toolspan.NewExtractor(cfg.Recognition, cfg.Key, cfg.OverrideOK)
+	return &Analyzer{cfg: cfg, x: x, mem: mem, scratch: newTriageScratch(), isAgent: x.IsAgentSpan}
 }
 
 // Analyze analyses td, which holds the spans of one trace. It never modifies td.
@@ -136,7 +139,7 @@ func (an *Analyzer) Analyze(td ptrace.Traces) *Trace {
 // the spans.
 func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 	out := &Trace{Tree: t}
-	t.IsAgent = an.x.IsAgentSpan
+	t.IsAgent = an.isAgent
 	if len(t.Nodes) > 0 {
 		out.TraceID = t.Nodes[0].Span.TraceID()
 	}
