@@ -27,3 +27,26 @@ func All(td ptrace.Traces) iter.Seq2[pcommon.Resource, ptrace.Span] {
 		}
 	}
 }
+
+// OnePerRequest splits td into one Traces per span, in All's order, each span beside a
+// copy of its own resource and scope (name, version, attributes): how an SDK that exports
+// every span as it ends sends a trace.
+func OnePerRequest(td ptrace.Traces) []ptrace.Traces {
+	out := make([]ptrace.Traces, 0, td.SpanCount())
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, span := range ss.Spans().All() {
+				one := ptrace.NewTraces()
+				ors := one.ResourceSpans().AppendEmpty()
+				rs.Resource().CopyTo(ors.Resource())
+				ors.SetSchemaUrl(rs.SchemaUrl())
+				oss := ors.ScopeSpans().AppendEmpty()
+				ss.Scope().CopyTo(oss.Scope())
+				oss.SetSchemaUrl(ss.SchemaUrl())
+				span.CopyTo(oss.Spans().AppendEmpty())
+				out = append(out, one)
+			}
+		}
+	}
+	return out
+}

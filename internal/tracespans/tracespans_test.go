@@ -42,3 +42,32 @@ func TestAllYieldsEverySpanInOrderWithItsResource(t *testing.T) {
 		t.Fatal("an empty Traces yields nothing")
 	}
 }
+
+// TestOnePerRequestKeepsEachSpanWithItsResourceAndScope: every span in its own request, in
+// order, with its own resource and scope, and the input untouched.
+func TestOnePerRequestKeepsEachSpanWithItsResourceAndScope(t *testing.T) {
+	td := ptrace.NewTraces()
+	for r, scopes := range [][]int{{2, 1}, {1}} {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutInt("r", int64(r))
+		for s, n := range scopes {
+			ss := rs.ScopeSpans().AppendEmpty()
+			ss.Scope().SetName(string(rune('A' + r*2 + s)))
+			for range n {
+				ss.Spans().AppendEmpty().SetName(string(rune('a' + td.SpanCount() - 1)))
+			}
+		}
+	}
+	parts := OnePerRequest(td)
+	var got []string
+	for _, p := range parts {
+		assert.Equal(t, 1, p.SpanCount())
+		rs := p.ResourceSpans().At(0)
+		r, _ := rs.Resource().Attributes().Get("r")
+		ss := rs.ScopeSpans().At(0)
+		got = append(got, ss.Spans().At(0).Name()+ss.Scope().Name()+r.AsString())
+	}
+	assert.Equal(t, []string{"aA0", "bA0", "cB0", "dC1"}, got)
+	assert.Equal(t, 4, td.SpanCount(), "the input is not consumed")
+	assert.Empty(t, OnePerRequest(ptrace.NewTraces()))
+}
