@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
@@ -85,9 +86,14 @@ func keepsClean(t *testing.T, th sampling.Threshold, traceID string) bool {
 // `"is_error": true`, also inside a JSON string.
 var isErrorResult = regexp.MustCompile(`\\?"(isError|is_error)\\?"\s*:\s*true`)
 
-// sentIsError reports whether the span as sent carried an isError result in any attribute.
+// sentIsError reports whether the span as sent said its tool failed: an isError result in
+// any attribute, or the tool's own failure report in gen_ai.tool.status (the default
+// attributes.tool_status source agentsim's Strands shape writes).
 func sentIsError(s *agenttraffic.Span) bool {
 	for _, a := range s.Attrs {
+		if a.Key == "gen_ai.tool.status" && a.Value.Kind == agenttraffic.ValueString && strings.EqualFold(strings.TrimSpace(a.Value.Str), "error") {
+			return true
+		}
 		if a.Value.Kind == agenttraffic.ValueString && isErrorResult.MatchString(a.Value.Str) ||
 			a.Value.Kind == agenttraffic.ValueMap && isErrorResult.MatchString(a.Value.JSON()) {
 			return true

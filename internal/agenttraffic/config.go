@@ -31,29 +31,20 @@ const (
 
 // AllShapes lists every shape in a stable order.
 func AllShapes() []Shape {
-	return []Shape{ShapeGenAI, ShapeMastra, ShapeMCP, ShapeOpenLLMetryMCP, ShapeOpenInference,
-		ShapeVercelV6, ShapeClaudeCode, ShapeLogfireMCP, ShapeSeedRecord}
+	return append([]Shape{ShapeGenAI, ShapeMastra, ShapeMCP, ShapeOpenLLMetryMCP, ShapeOpenInference,
+		ShapeVercelV6, ShapeClaudeCode, ShapeLogfireMCP, ShapeSeedRecord}, FrameworkShapes()...)
 }
 
-// FrameworkShapes lists, in a stable order, the shapes of frameworks the processor reads
-// since it reads gen_ai.tool.status, OpenInference AGENT spans and Strands' message events:
-// Strands, LangChain.js over OpenInference, the OpenAI Agents SDK over OpenInference.
-// AllShapes joins them once the processor reads them.
+// FrameworkShapes lists, in a stable order, the shapes of agent frameworks whose signals
+// sit in gen_ai.tool.status, OpenInference AGENT spans and Strands' message events:
+// Strands, LangChain.js over OpenInference, the OpenAI Agents SDK over OpenInference. They
+// end AllShapes.
 func FrameworkShapes() []Shape {
 	return []Shape{ShapeStrands, ShapeOpenInferenceLangChain, ShapeOpenAIAgents}
 }
 
-// knownShapes lists every shape a config may name: AllShapes, then the framework shapes
-// it does not hold yet.
-func knownShapes() []Shape {
-	out := AllShapes()
-	for _, s := range FrameworkShapes() {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+// knownShapes lists every shape a config may name.
+func knownShapes() []Shape { return AllShapes() }
 
 // Scenario names what one trace injects. The names are stable: flags and ground truth use them.
 type Scenario string
@@ -230,8 +221,7 @@ func (c Config) shapesFor(sc Scenario) []Shape {
 	return out
 }
 
-// ParseShapes parses a comma-separated shape list; "mix" or "" means AllShapes. The
-// framework shapes are known by name too.
+// ParseShapes parses a comma-separated shape list; "mix" or "" means AllShapes.
 func ParseShapes(s string) ([]Shape, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "mix" {

@@ -88,6 +88,9 @@ func traitsOf(s Shape) shapeTraits {
 	return shapeTraits{}
 }
 
+// Expresses reports whether the shape can express the scenario exactly (scenarioSupports).
+func (s Shape) Expresses(sc Scenario) bool { return scenarioSupports(sc, s) }
+
 // scenarioSupports reports whether a shape can express a scenario exactly: without a call id
 // an agent re-call or a changed argument cannot be told from a new call, without a timeout
 // signal no stale cache follows one, and so on.
