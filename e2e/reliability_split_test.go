@@ -46,6 +46,9 @@ func TestReliabilitySplitAndLateTraffic(t *testing.T) {
 		}
 	}
 	traces := generate(t, agenttraffic.Config{Seed: splitSeed, Scenarios: weights}, splitTraces)
+	// The late-span part needs a GenAI storm trace, whatever the mix's shapes drew.
+	traces = append(traces, generate(t, agenttraffic.Config{Seed: splitSeed + 1, Shapes: []agenttraffic.Shape{agenttraffic.ShapeGenAI},
+		Scenarios: agenttraffic.ScenarioWeights{agenttraffic.ScenarioExecutorStorm: 1}}, 1)...)
 	truth := truthOf(traces)
 
 	// A storm trace whose root never arrives (an agent still running, or a lost root): a
@@ -106,7 +109,7 @@ func TestReliabilitySplitAndLateTraffic(t *testing.T) {
 		}
 	}
 	if stormT == nil || keptClean == nil || dropped == nil {
-		t.Fatalf("the traffic lacks a GenAI storm trace (%v), a kept clean trace (%v) or a dropped one (%v): change splitSeed",
+		t.Fatalf("the traffic lacks a GenAI storm trace (%v), a kept clean trace (%v) or a dropped one (%v)",
 			stormT != nil, keptClean != nil, dropped != nil)
 	}
 	summaryBefore := readSummaryFile(t, cfg.SummaryPath)
