@@ -90,7 +90,7 @@ func TestTriageCountsClampedTimestamps(t *testing.T) {
 	b.span("execute_tool search", root, 0, 0, genaiTool("search", "call_1", `{"q":"x"}`, okay, times(pastInt64Nanos, maxUint64Nanos))...)
 	an := New(DefaultConfig(), stalecache.New(100))
 	q := an.Triage(b.td)
-	require.True(t, q.Clean, q.stop)
+	require.True(t, q.Clean, string(q.stop))
 	assert.Equal(t, 1, q.ClampedStarts)
 	assert.Equal(t, 1, q.ClampedEnds)
 	st := an.Settle(q, "")

@@ -31,8 +31,8 @@ type Quick struct {
 	ClampedStarts, ClampedEnds int
 	// printed holds the node and result fingerprint of each attempt with a result.
 	printed []printedResult
-	// stop names the check that ended a triage without proof, for tests.
-	stop string
+	// stop names the step that ended a triage without proof, for tests.
+	stop triageStop
 }
 
 // printedResult is an attempt's result fingerprint, for RememberClean.
@@ -103,104 +103,166 @@ func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
 	return an.TriageIndexed(an.Index(td))
 }
 
-// TriageIndexed is Triage on a trace Index has indexed, a Quick not triaged yet.
+// TriageIndexed is Triage on a trace Index has indexed, a Quick not triaged yet. Its steps,
+// each able to stop it without proof: the configuration and the tree; every span
+// (recognizeSpans); the tool spans' nesting (countToolKids); each attempt at a glance
+// (glanceAttempts); the attempts' call keys (oneAttemptPerCall); the HTTP sends (fewSends);
+// the answer's citations (unbacked).
 func (an *Analyzer) TriageIndexed(q *Quick) *Quick {
 	t := q.Tree
 	if !an.Triageable() || t.DuplicateSpanIDs > 0 || t.CutCycles > 0 {
-		q.stop = "configuration or tree"
+		q.stop = stopTreeOrConfig
 		return q
 	}
-	cfg := &an.cfg.Findings
 	n := len(t.Nodes)
 	sc := &an.scratch
-	isTool := slices.Grow(sc.isTool[:0], n)[:n]
-	toolKids := slices.Grow(sc.toolKids[:0], n)[:n]
-	clear(isTool)
-	clear(toolKids)
-	attempts := sc.attempts[:0]
-	// The fingerprints stay with q until Recycle hands them back.
-	printed := sc.printed[:0]
+	st := triageSpans{
+		isTool:   slices.Grow(sc.isTool[:0], n)[:n],
+		toolKids: slices.Grow(sc.toolKids[:0], n)[:n],
+		attempts: sc.attempts[:0],
+		// The fingerprints stay with q until Recycle hands them back.
+		printed: sc.printed[:0],
+	}
 	sc.printed = nil
+	clear(st.isTool)
+	clear(st.toolKids)
 	defer func() {
 		// Keep the scratch space, but no references into this trace.
-		clear(attempts)
-		sc.isTool, sc.toolKids, sc.attempts = isTool, toolKids, attempts[:0]
-		q.printed = printed
+		clear(st.attempts)
+		sc.isTool, sc.toolKids, sc.attempts = st.isTool, st.toolKids, st.attempts[:0]
+		q.printed = st.printed
 	}()
-	cites := false
+	if q.stop = an.triageSteps(q, &st); q.stop == "" {
+		q.proveClean(st.attempts)
+	}
+	return q
+}
+
+// triageStop names the step that ended a triage without proof; "" is none.
+type triageStop string
+
+const (
+	stopTreeOrConfig      triageStop = "configuration or tree"
+	stopErrorSpan         triageStop = "error span"
+	stopNestedAttempts    triageStop = "two nested attempts"
+	stopUnsureAttempt     triageStop = "attempt not surely ok and complete"
+	stopAttemptNumber     triageStop = "attempt number"
+	stopSharedIdemKey     triageStop = "idempotency key"
+	stopIdemRawAndHashed  triageStop = "idempotency keys raw and hashed"
+	stopSharedCallKey     triageStop = "two attempts under one call key"
+	stopSharedFallbackKey triageStop = "two fallback-keyed attempts under one key"
+	stopTransportSends    triageStop = "transport sends"
+	stopUnbackedCitation  triageStop = "unbacked citation"
+)
+
+// triageSpans is what the steps of one triage learn about the trace's spans, by node.
+type triageSpans struct {
+	isTool   []bool
+	toolKids []int32 // tool children of each tool span: one with any is logical
+	attempts []grouping.Attempt
+	printed  []printedResult
+}
+
+// triageSteps runs the steps after the tree's, in order, and returns the first stop.
+func (an *Analyzer) triageSteps(q *Quick, st *triageSpans) triageStop {
+	t := q.Tree
+	cites, stop := an.recognizeSpans(t, st.isTool)
+	if stop != "" {
+		return stop
+	}
+	if stop := countToolKids(t, st); stop != "" {
+		return stop
+	}
+	an.scratch.warmth += warm(t, st.isTool, st.toolKids)
+	if stop := an.glanceAttempts(t, st); stop != "" {
+		return stop
+	}
+	if stop := an.oneAttemptPerCall(q, st.attempts); stop != "" {
+		return stop
+	}
+	if !an.fewSends(t, st.isTool, st.toolKids) {
+		return stopTransportSends
+	}
+	if cites && an.unbacked(t) {
+		return stopUnbackedCitation
+	}
+	return ""
+}
+
+// recognizeSpans marks the tool spans and stops at a span in status ERROR; cites says a
+// span carries the cited-assets attribute.
+func (an *Analyzer) recognizeSpans(t *grouping.Tree, isTool []bool) (cites bool, stop triageStop) {
+	also := an.cfg.Findings.CitedAssetsAttribute
 	for i := range t.Nodes {
 		if spanError(&t.Nodes[i]) {
-			q.stop = "error span"
-			return q
-		}
-		also := ""
-		if !cites {
-			also = cfg.CitedAssetsAttribute
+			return cites, stopErrorSpan
 		}
 		var has bool
 		isTool[i], has = an.recognize(&t.Nodes[i], also)
-		cites = cites || has
+		if has {
+			cites, also = true, ""
+		}
 	}
-	// toolKids counts the tool children of each tool span: one with any is logical, its
-	// children are the attempts.
+	return cites, ""
+}
+
+// countToolKids counts the tool children of each tool span, and stops at a logical span
+// with two attempts.
+func countToolKids(t *grouping.Tree, st *triageSpans) triageStop {
 	for i := range t.Nodes {
-		if p := t.Nodes[i].Parent; isTool[i] && p >= 0 && isTool[p] {
-			if toolKids[p]++; toolKids[p] > 1 {
-				q.stop = "two nested attempts"
-				return q
+		if p := t.Nodes[i].Parent; st.isTool[i] && p >= 0 && st.isTool[p] {
+			if st.toolKids[p]++; st.toolKids[p] > 1 {
+				return stopNestedAttempts
 			}
 		}
 	}
-	sc.warmth += warm(t, isTool, toolKids)
-	idems := sc.idems
+	return ""
+}
+
+// glanceAttempts reads each attempt (a tool span without tool children) at a glance: it
+// must be surely ok and complete, a first attempt, and no two external side effects may
+// share an idempotency key. It collects the attempts and their result fingerprints.
+func (an *Analyzer) glanceAttempts(t *grouping.Tree, st *triageSpans) triageStop {
+	required := an.cfg.Findings.Required
+	idems := an.scratch.idems
 	clear(idems)
 	var hashedIdem, rawIdem bool
 	for i := range t.Nodes {
-		if !isTool[i] || toolKids[i] > 0 {
+		if !st.isTool[i] || st.toolKids[i] > 0 {
 			continue
 		}
 		g := an.x.Glance(t.Nodes[i].Span)
-		if !g.Sure || g.Status != outcome.OK || cfg.Required&^g.Present != 0 {
-			q.stop = "attempt not surely ok and complete"
-			return q
+		if !g.Sure || g.Status != outcome.OK || required&^g.Present != 0 {
+			return stopUnsureAttempt
 		}
 		if g.Number.Set && !g.Number.Invalid && g.Number.Value != 1 {
-			q.stop = "attempt number"
-			return q
+			return stopAttemptNumber
 		}
 		if g.Idem != "" && g.SideEffect == "external" {
 			if _, dup := idems[g.Idem]; dup {
-				q.stop = "idempotency key"
-				return q
+				return stopSharedIdemKey
 			}
 			idems[g.Idem] = struct{}{}
 			hashedIdem = hashedIdem || g.Idem[0] == 'h'
 			rawIdem = rawIdem || g.Idem[0] == 'k'
 			if hashedIdem && rawIdem {
-				q.stop = "idempotency keys raw and hashed"
-				return q // only hashing tells them apart
+				return stopIdemRawAndHashed // only hashing tells them apart
 			}
 		}
 		if g.Printed {
-			printed = append(printed, printedResult{node: int32(i), print: g.ResultPrint})
+			st.printed = append(st.printed, printedResult{node: int32(i), print: g.ResultPrint})
 		}
 		a := grouping.Attempt{Attempt: g.Attempt, Node: int32(i), Logical: -1}
-		if p := t.Nodes[i].Parent; p >= 0 && isTool[p] {
+		if p := t.Nodes[i].Parent; p >= 0 && st.isTool[p] {
 			a.Logical = p
 		}
-		attempts = append(attempts, a)
+		st.attempts = append(st.attempts, a)
 	}
-	if !an.oneAttemptPerCall(q, attempts) {
-		return q
-	}
-	if !an.fewSends(t, isTool, toolKids) {
-		q.stop = "transport sends"
-		return q
-	}
-	if cites && an.unbacked(t) {
-		q.stop = "unbacked citation"
-		return q
-	}
+	return ""
+}
+
+// proveClean sets what a clean trace reports: one call per attempt.
+func (q *Quick) proveClean(attempts []grouping.Attempt) {
 	q.Clean = true
 	q.ToolAttempts, q.Calls = len(attempts), len(attempts)
 	q.ClampedStarts, q.ClampedEnds = 0, 0
@@ -210,7 +272,6 @@ func (an *Analyzer) TriageIndexed(q *Quick) *Quick {
 			q.Tools = append(q.Tools, name)
 		}
 	}
-	return q
 }
 
 // warm reads the first byte of every attribute key and string value of the attempts (tool
@@ -238,7 +299,7 @@ func warm(t *grouping.Tree, isTool []bool, toolKids []int32) int {
 	return sum
 }
 
-// oneAttemptPerCall reports that no two attempts share a call key, counting the degraded
+// oneAttemptPerCall stops when two attempts share a call key, counting the degraded
 // ones. Calls groups by the key string. A call id is its own key. A fallback key,
 // "fallback:<parent>:<tool>:<args hash or logical span>", holds the args hash, which a
 // glance does not compute; so fallback-keyed attempts are first grouped by parent and tool,
@@ -246,7 +307,7 @@ func warm(t *grouping.Tree, isTool []bool, toolKids []int32) int {
 // holding ':' could make two different (tool, args) pairs spell one key, and a call id
 // spelled like a fallback key could equal one: then every fallback key is computed and
 // compared.
-func (an *Analyzer) oneAttemptPerCall(q *Quick, attempts []grouping.Attempt) bool {
+func (an *Analyzer) oneAttemptPerCall(q *Quick, attempts []grouping.Attempt) triageStop {
 	t := q.Tree
 	keys := an.scratch.keys // full keys seen
 	clear(keys)
@@ -259,8 +320,7 @@ func (an *Analyzer) oneAttemptPerCall(q *Quick, attempts []grouping.Attempt) boo
 		k := grouping.Identify(t, &attempts[i])
 		if !k.Degraded {
 			if _, dup := keys[k.ID]; dup {
-				q.stop = "two attempts under one call key"
-				return false
+				return stopSharedCallKey
 			}
 			keys[k.ID] = i
 			ambiguous = ambiguous || strings.HasPrefix(k.ID, "fallback:")
@@ -279,12 +339,11 @@ func (an *Analyzer) oneAttemptPerCall(q *Quick, attempts []grouping.Attempt) boo
 			}
 			key := grouping.Identify(t, a).Key()
 			if _, dup := keys[key]; dup {
-				q.stop = "two fallback-keyed attempts under one key"
-				return false
+				return stopSharedFallbackKey
 			}
 			keys[key] = i
 		}
-		return true
+		return ""
 	}
 	// Same parent and a tool name without ':': the keys are equal exactly when the part
 	// after the tool name is, the logical span or the args hash. Args are told apart by the
@@ -328,12 +387,11 @@ func (an *Analyzer) oneAttemptPerCall(q *Quick, attempts []grouping.Attempt) boo
 		}
 		// Otherwise no argument source: the empty args hash, as the analysis keys it.
 		if _, dup := tails[tail]; dup {
-			q.stop = "two fallback-keyed attempts under one key"
-			return false
+			return stopSharedFallbackKey
 		}
 		tails[tail] = struct{}{}
 	}
-	return true
+	return ""
 }
 
 // degradedAttempt is what oneAttemptPerCall reads of a fallback-keyed attempt: its identity

@@ -20,7 +20,7 @@ import (
 
 // checkTriage holds one trace's triage to its analysis: a trace proved clean must analyse
 // clean, with the same counts and tools. It reports whether triage proved it clean.
-var stops = map[string]int{}
+var stops = map[triageStop]int{}
 
 func checkTriage(t *testing.T, an *Analyzer, td ptrace.Traces, label string) (provedClean, analysedClean bool) {
 	t.Helper()
