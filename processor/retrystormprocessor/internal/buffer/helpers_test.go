@@ -2,6 +2,8 @@ package buffer
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -69,6 +71,18 @@ func testConfig() *Config {
 			RememberedResults: 100_000, MinAge: time.Minute, RecheckWindow: 2 * time.Minute, HeldSuspects: 10_000,
 		},
 	}
+}
+
+// TestTestConfigIsTheFactoryDefaults holds testConfig to the processor's defaults as the
+// processor's own test writes them (testdata/factory_defaults.golden): the same but for the
+// shard count, four here and GOMAXPROCS (0) by default.
+func TestTestConfigIsTheFactoryDefaults(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("testdata", "factory_defaults.golden"))
+	require.NoError(t, err)
+	cfg := *testConfig()
+	require.Equal(t, 4, cfg.NumShards)
+	cfg.NumShards = 0
+	require.Equal(t, string(want), fmt.Sprintf("%#v\n", cfg), "testConfig drifted from the processor's defaults")
 }
 
 // causeAttr is the cause attribute of a decision's Cause or a dropped span's DropCause.
