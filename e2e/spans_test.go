@@ -4,22 +4,19 @@ package e2e
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
-	"fmt"
 	"time"
 
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // spanBuilder writes one trace span by span, under one resource and scope, for tests that
-// build spans by hand. Times are millisecond offsets from the builder's base.
+// build spans by hand (tracespans.Builder with the end-to-end tests' helpers).
 type spanBuilder struct {
-	td     ptrace.Traces
-	spans  ptrace.SpanSlice
-	id     pcommon.TraceID
-	base   time.Time
-	nextID uint64
+	*tracespans.Builder
+	td    ptrace.Traces    // the Builder's Traces
+	spans ptrace.SpanSlice // the Builder's Spans
 }
 
 // newSpanBuilder starts a trace of agentService whose id is derived from name, so tests
@@ -34,43 +31,24 @@ func newSpanBuilder(name string) *spanBuilder {
 // continueTrace builds more spans of trace id: service and scope name the resource and
 // scope they are sent under, base is the time offsets count from.
 func continueTrace(id pcommon.TraceID, service, scope string, base time.Time) *spanBuilder {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", service)
-	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName(scope)
-	return &spanBuilder{td: td, spans: ss.Spans(), id: id, base: base}
+	b := tracespans.NewBuilder(id, service, scope, base)
+	return &spanBuilder{Builder: b, td: b.Traces, spans: b.Spans}
 }
 
-func (b *spanBuilder) traceID() string { return b.id.String() }
+func (b *spanBuilder) traceID() string { return b.TraceID.String() }
 
 // span adds a span with the next span id and returns that id.
 func (b *spanBuilder) span(name string, parent pcommon.SpanID, startMS, endMS int64, attrs map[string]any) pcommon.SpanID {
-	b.nextID++
-	var id pcommon.SpanID
-	binary.BigEndian.PutUint64(id[:], b.nextID)
-	b.spanWithID(id, name, parent, startMS, endMS, attrs)
-	return id
+	return b.Span(name, parent, startMS, endMS, attrs).SpanID()
 }
 
 // spanWithID adds a span with a chosen id.
 func (b *spanBuilder) spanWithID(id pcommon.SpanID, name string, parent pcommon.SpanID, startMS, endMS int64, attrs map[string]any) {
-	s := b.spans.AppendEmpty()
-	s.SetName(name)
-	s.SetTraceID(b.id)
-	s.SetSpanID(id)
-	s.SetParentSpanID(parent)
-	s.SetStartTimestamp(pcommon.NewTimestampFromTime(b.base.Add(time.Duration(startMS) * time.Millisecond)))
-	s.SetEndTimestamp(pcommon.NewTimestampFromTime(b.base.Add(time.Duration(endMS) * time.Millisecond)))
-	for k, v := range attrs {
-		if err := s.Attributes().PutEmpty(k).FromRaw(v); err != nil {
-			panic(fmt.Sprintf("attribute %s: %v", k, err))
-		}
-	}
+	b.SpanWithID(id, name, parent, startMS, endMS, attrs)
 }
 
 // last returns the span added last, to set a status or change ids.
-func (b *spanBuilder) last() ptrace.Span { return b.spans.At(b.spans.Len() - 1) }
+func (b *spanBuilder) last() ptrace.Span { return b.Last() }
 
 func (b *spanBuilder) fail(msg string) {
 	b.last().Status().SetCode(ptrace.StatusCodeError)
@@ -103,17 +81,7 @@ func (b *spanBuilder) genai(parent pcommon.SpanID, tool, callID, args string, st
 
 // request copies spans [from, to) of the trace, with its resource and scope, into a
 // request of their own.
-func (b *spanBuilder) request(from, to int) ptrace.Traces {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	b.td.ResourceSpans().At(0).Resource().CopyTo(rs.Resource())
-	ss := rs.ScopeSpans().AppendEmpty()
-	b.td.ResourceSpans().At(0).ScopeSpans().At(0).Scope().CopyTo(ss.Scope())
-	for i := from; i < to; i++ {
-		b.spans.At(i).CopyTo(ss.Spans().AppendEmpty())
-	}
-	return td
-}
+func (b *spanBuilder) request(from, to int) ptrace.Traces { return b.Request(from, to) }
 
 // stormTrace is a whole trace holding one executor storm: call `call` of `tool` failed,
 // then succeeded on its second attempt (class transient_dependency).

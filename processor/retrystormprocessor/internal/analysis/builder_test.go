@@ -1,49 +1,37 @@
 package analysis
 
 import (
-	"encoding/binary"
 	"time"
 
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// traceBuilder writes small traces span by span for table tests.
+// traceBuilder writes small traces span by span for table tests (tracespans.Builder with
+// options for each span).
 type traceBuilder struct {
-	td     ptrace.Traces
-	spans  ptrace.SpanSlice
-	nextID uint64
-	trace  pcommon.TraceID
-	base   time.Time
+	*tracespans.Builder
+	td    ptrace.Traces    // the Builder's Traces
+	spans ptrace.SpanSlice // the Builder's Spans
 }
 
 func newTrace(traceByte byte) *traceBuilder {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "agent-svc")
-	b := &traceBuilder{td: td, spans: rs.ScopeSpans().AppendEmpty().Spans(), base: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
-	b.trace[0], b.trace[15] = traceByte, 1
-	return b
+	var id pcommon.TraceID
+	id[0], id[15] = traceByte, 1
+	b := tracespans.NewBuilder(id, "agent-svc", "", time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC))
+	return &traceBuilder{Builder: b, td: b.Traces, spans: b.Spans}
 }
 
 type spanOpt func(ptrace.Span)
 
 // span adds a span; startMS/endMS are offsets from the trace base; parent may be empty.
 func (b *traceBuilder) span(name string, parent pcommon.SpanID, startMS, endMS int64, opts ...spanOpt) pcommon.SpanID {
-	b.nextID++
-	var id pcommon.SpanID
-	binary.BigEndian.PutUint64(id[:], b.nextID)
-	s := b.spans.AppendEmpty()
-	s.SetName(name)
-	s.SetTraceID(b.trace)
-	s.SetSpanID(id)
-	s.SetParentSpanID(parent)
-	s.SetStartTimestamp(pcommon.NewTimestampFromTime(b.base.Add(time.Duration(startMS) * time.Millisecond)))
-	s.SetEndTimestamp(pcommon.NewTimestampFromTime(b.base.Add(time.Duration(endMS) * time.Millisecond)))
+	s := b.Span(name, parent, startMS, endMS, nil)
 	for _, o := range opts {
 		o(s)
 	}
-	return id
+	return s.SpanID()
 }
 
 func attr(k string, v any) spanOpt {

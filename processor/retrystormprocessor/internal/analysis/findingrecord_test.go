@@ -35,7 +35,7 @@ func TestFindingRecordPerSpanOfTraceLevelFindings(t *testing.T) {
 	answer := tr.FindingRecords[0]
 	assert.Equal(t, "invoke_agent a", answer.Span.Name())
 	r := answer.Record
-	traceHex := b.trace.String()
+	traceHex := b.TraceID.String()
 	assert.Equal(t, stormrecord.FindingSchema, r.Schema)
 	assert.Equal(t, stormrecord.FindingRecordID(traceHex, answer.Span.SpanID().String()), r.ID)
 	assert.Equal(t, traceHex, r.TraceID)

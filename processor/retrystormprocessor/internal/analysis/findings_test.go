@@ -63,7 +63,7 @@ func TestStaleCacheSuspect(t *testing.T) {
 
 	build := func(traceByte byte, offset time.Duration, fastMS int64) *Trace {
 		b := newTrace(traceByte)
-		b.base = b.base.Add(offset)
+		b.Base = b.Base.Add(offset)
 		root := b.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 		b.span("execute_tool freshness", root, 10, 410, genaiTool("freshness", "c1", `{"t":"gold"}`, status(ptrace.StatusCodeError, "timeout"))...)
 		b.span("execute_tool freshness", root, 420, 420+fastMS, genaiTool("freshness", "c1", `{"t":"gold"}`, result)...)
@@ -75,7 +75,7 @@ func TestStaleCacheSuspect(t *testing.T) {
 
 	fresh := stalecache.New(100)
 	b := newTrace(16)
-	b.base = b.base.Add(2 * time.Minute)
+	b.Base = b.Base.Add(2 * time.Minute)
 	root := b.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 	b.span("execute_tool freshness", root, 10, 410, genaiTool("freshness", "c1", `{"t":"gold"}`, errored)...)
 	b.span("execute_tool freshness", root, 420, 421, genaiTool("freshness", "c1", `{"t":"gold"}`, result)...)
@@ -93,7 +93,7 @@ func TestStaleSuspectAnalysedBeforeItsOriginal(t *testing.T) {
 	result := attr("gen_ai.tool.call.result", `{"fresh":"2026-11-28"}`)
 	stale := func(traceByte byte, fastMS int64) *Trace {
 		b := newTrace(traceByte)
-		b.base = b.base.Add(2 * time.Minute)
+		b.Base = b.Base.Add(2 * time.Minute)
 		root := b.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 		b.span("execute_tool freshness", root, 10, 410, genaiTool("freshness", "c1", `{"t":"gold"}`, status(ptrace.StatusCodeError, "timeout"))...)
 		b.span("execute_tool freshness", root, 420, 420+fastMS, genaiTool("freshness", "c1", `{"t":"gold"}`, result)...)

@@ -11,7 +11,7 @@ import (
 // seedTrace is seed 000's span_19 timeline as OTel spans carrying the per-attempt fields.
 func seedTrace() *traceBuilder {
 	b := newTrace(0x19)
-	b.base = b.base.Truncate(0)
+	b.Base = b.Base.Truncate(0)
 	root := b.span("invoke_agent checkout-agent", pcommon.SpanID{}, 0, 8000, agentSpan("checkout-agent")...)
 	rows := []struct {
 		attempt       int
@@ -24,7 +24,7 @@ func seedTrace() *traceBuilder {
 		{2, "error", 1757385604200, 1757385606100, 790, 48, "unknown"},
 		{3, "ok", 1757385606200, 1757385607800, 788, 36, "external"},
 	}
-	epoch := b.base.UnixMilli()
+	epoch := b.Base.UnixMilli()
 	for _, r := range rows {
 		b.span("charge_card", root, r.start-epoch, r.end-epoch,
 			attr("run_id", "run_7f3"), attr("span_id", "span_19"), attr("attempt", r.attempt),

@@ -296,7 +296,7 @@ func TestRememberCleanFeedsTheStaleCacheCheck(t *testing.T) {
 	want := an.Analyze(b.td).Units[0].Last().ResultPrint
 	at, trace, ok := mem.Recall(want)
 	require.True(t, ok, "the result is remembered exactly as analysis fingerprints it")
-	assert.Equal(t, b.trace, trace)
+	assert.Equal(t, b.TraceID, trace)
 	assert.Equal(t, b.spans.At(1).StartTimestamp(), at)
 }
 
@@ -495,6 +495,6 @@ func TestSettledSurvivesLaterTriages(t *testing.T) {
 	plain := New(DefaultConfig(), nil) // fingerprints without remembering
 	at, trace, ok := mem.Recall(plain.Analyze(a.td).Units[0].Last().ResultPrint)
 	require.True(t, ok, "a's own result, not the one b's triage left in the scratch")
-	assert.Equal(t, a.trace, trace)
+	assert.Equal(t, a.TraceID, trace)
 	assert.Equal(t, a.spans.At(1).StartTimestamp(), at)
 }

@@ -29,39 +29,18 @@ func splitmix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// SpanBuilder writes the spans of one trace into one resource and scope of Traces.
+// SpanBuilder writes the spans of one trace into one resource and scope of Traces
+// (tracespans.Builder with the buffer tests' helpers). Its span ids carry the trace id's
+// last byte in their first, so traces built alike do not share span ids.
 type SpanBuilder struct {
-	Traces ptrace.Traces
-	spans  ptrace.SpanSlice
-	trace  pcommon.TraceID
-	nextID uint64
-	base   time.Time
+	*tracespans.Builder
 }
 
 // NewSpanBuilder starts the spans of trace id.
 func NewSpanBuilder(id pcommon.TraceID) *SpanBuilder {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "checkout-agent")
-	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName("agent-sdk")
-	return &SpanBuilder{Traces: td, spans: ss.Spans(), trace: id, base: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
-}
-
-// Span appends a span lasting from startMS to endMS after the trace base.
-func (b *SpanBuilder) Span(name string, parent pcommon.SpanID, startMS, endMS int64, attrs map[string]any) ptrace.Span {
-	b.nextID++
-	var id pcommon.SpanID
-	binary.BigEndian.PutUint64(id[:], b.nextID|uint64(b.trace[15])<<56)
-	s := b.spans.AppendEmpty()
-	s.SetName(name)
-	s.SetTraceID(b.trace)
-	s.SetSpanID(id)
-	s.SetParentSpanID(parent)
-	s.SetStartTimestamp(pcommon.NewTimestampFromTime(b.base.Add(time.Duration(startMS) * time.Millisecond)))
-	s.SetEndTimestamp(pcommon.NewTimestampFromTime(b.base.Add(time.Duration(endMS) * time.Millisecond)))
-	_ = s.Attributes().FromRaw(attrs)
-	return s
+	b := tracespans.NewBuilder(id, "checkout-agent", "agent-sdk", time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	b.IDHigh = uint64(id[15]) << 56
+	return &SpanBuilder{b}
 }
 
 // Root appends the invoke_agent root span.
@@ -89,7 +68,7 @@ func (b *SpanBuilder) Tool(parent pcommon.SpanID, tool, callID string, startMS i
 // Straggler starts a piece of trace id arriving late: its span ids follow the trace's own.
 func Straggler(id pcommon.TraceID) *SpanBuilder {
 	b := NewSpanBuilder(id)
-	b.nextID = 100
+	b.Numbered = 100
 	return b
 }
 
