@@ -184,7 +184,7 @@ func checkNoRawPayload(t *testing.T, d captureDelivery, bt *backendTrace, summar
 type recordView struct {
 	Tool     string
 	Storm    bool
-	Layer    string
+	Layer    stormrecord.Layer
 	Class    string
 	Attempts int
 	Statuses []string

@@ -6,15 +6,15 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 )
 
-// Layer names the outermost retry layer of a call (stormrecord's layer names).
-type Layer string
+// Layer names the outermost retry layer of a call: stormrecord's.
+type Layer = stormrecord.Layer
 
 // Layers.
 const (
-	LayerAgent     Layer = stormrecord.LayerAgent
-	LayerExecutor  Layer = stormrecord.LayerExecutor
-	LayerTransport Layer = stormrecord.LayerTransport
-	LayerNone      Layer = stormrecord.LayerNone
+	LayerAgent     = stormrecord.LayerAgent
+	LayerExecutor  = stormrecord.LayerExecutor
+	LayerTransport = stormrecord.LayerTransport
+	LayerNone      = stormrecord.LayerNone
 )
 
 // StormClass is DESIGN.md's storm class.

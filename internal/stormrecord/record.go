@@ -66,7 +66,7 @@ type Record struct {
 	CallKey            string    `json:"call_key"`
 	ToolName           string    `json:"tool_name"`
 	Storm              bool      `json:"storm"`
-	Layer              string    `json:"layer"`
+	Layer              Layer     `json:"layer"`
 	Layers             Layers    `json:"layers"`
 	Attempts           int       `json:"attempts"`
 	Statuses           []string  `json:"statuses"`
@@ -106,16 +106,22 @@ type AttemptTime struct {
 	StartMSOffset int64  `json:"start_ms_offset"`
 	DurationMS    int64  `json:"duration_ms"`
 	Status        string `json:"status"`
-	Layer         string `json:"layer"`
+	Layer         Layer  `json:"layer"`
 	Attempt       int    `json:"attempt"`
 }
 
-// Layer names. LayerNone marks a call no layer retried (a single-attempt failure record).
+// Layer names who made attempts of a call: the HTTP client, the tool executor, the agent
+// (its model calling the tool again), as records, annotations and telemetry spell it.
+type Layer string
+
+// Layer names. LayerNone marks a call no layer retried (a single-attempt failure record);
+// LayerInitial is the first attempt of a call on a timeline.
 const (
-	LayerTransport = "transport"
-	LayerExecutor  = "executor"
-	LayerAgent     = "agent"
-	LayerNone      = "none"
+	LayerTransport Layer = "transport"
+	LayerExecutor  Layer = "executor"
+	LayerAgent     Layer = "agent"
+	LayerNone      Layer = "none"
+	LayerInitial   Layer = "initial"
 )
 
 // Failed reports whether the call's last attempt did not succeed.

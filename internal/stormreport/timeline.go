@@ -142,7 +142,7 @@ func newBar(a stormrecord.AttemptTime, row int, timed bool) barView {
 		layer = "layer unknown"
 	}
 	return barView{
-		Attempt: a.Attempt, Status: a.Status, Layer: layer,
+		Attempt: a.Attempt, Status: a.Status, Layer: string(layer),
 		Fill: style.fill, TextFill: style.text,
 		RowY: top, TextY: top + rowHeight/2 + 4,
 		Y: top + (rowHeight-barHeight)/2, H: barHeight,

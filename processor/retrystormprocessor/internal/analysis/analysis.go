@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/classify"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
@@ -55,8 +56,8 @@ func (s Signals) Clean() bool {
 type Unit struct {
 	*grouping.Unit
 	Storm      bool
-	Class      string
-	Layer      string
+	Class      classify.Class
+	Layer      stormrecord.Layer
 	Layers     stormrecord.Layers
 	StatusFlip bool
 	Findings   []findings.Finding

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/classify"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
@@ -30,7 +31,7 @@ func TestUnrecoveredFailure(t *testing.T) {
 	}
 	tr := build()
 	assert.Contains(t, allKinds(tr), "unrecovered_failure", "green (unset) root over a failed call")
-	assert.Equal(t, "exhausted", tr.Units[0].Class)
+	assert.Equal(t, classify.Exhausted, tr.Units[0].Class)
 	assert.Contains(t, allKinds(build(okay)), "unrecovered_failure", "explicit OK root is green too")
 	assert.NotContains(t, allKinds(build(errored)), "unrecovered_failure", "near miss: the answer admits failure")
 	assert.NotContains(t, allKinds(build(attr("retrystorm.answer.caveat", "payment not confirmed"))), "unrecovered_failure",
@@ -132,7 +133,7 @@ func TestDuplicateSideEffect(t *testing.T) {
 	}
 	tr := build("idem-7781")
 	assert.Contains(t, allKinds(tr), "duplicate_side_effect")
-	assert.Equal(t, "duplicate_side_effect", tr.Units[0].Class)
+	assert.Equal(t, classify.DuplicateSideEffect, tr.Units[0].Class)
 	assert.NotContains(t, allKinds(build("idem-9999")), "duplicate_side_effect", "near miss: two keys, two operations")
 }
 

@@ -20,7 +20,7 @@ type wantUnit struct {
 	statuses []string
 	storm    bool
 	class    string
-	layer    string
+	layer    stormrecord.Layer
 	layers   stormrecord.Layers
 }
 

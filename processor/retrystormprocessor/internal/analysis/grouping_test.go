@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/classify"
 )
 
 var noParent pcommon.SpanID
@@ -44,8 +45,8 @@ func TestSiblingAttemptsShareTheCallID(t *testing.T) {
 	u := tr.Units[0]
 	assert.Equal(t, "call_1", u.Key())
 	assert.True(t, u.Storm)
-	assert.Equal(t, "executor", u.Layer)
-	assert.Equal(t, "transient_dependency", u.Class)
+	assert.Equal(t, stormrecord.LayerExecutor, u.Layer)
+	assert.Equal(t, classify.TransientDependency, u.Class)
 	assert.False(t, tr.Units[1].Storm, "near miss: a single attempt is no storm")
 	assert.Nil(t, tr.Units[1].Record, "a clean single call produces no record")
 	assert.Equal(t, 0, tr.DegradedCalls)
@@ -74,7 +75,7 @@ func TestNestedAttemptsWithTransportResends(t *testing.T) {
 	assert.Equal(t, 2, len(u.Attempts()), "the logical span is not an attempt; jsonrpc ids are never call keys")
 	assert.Equal(t, 3, u.Layers.Transport)
 	assert.Equal(t, 2, u.Layers.Executor)
-	assert.Equal(t, "executor", u.Layer)
+	assert.Equal(t, stormrecord.LayerExecutor, u.Layer)
 	assert.Equal(t, []string{"error", "ok"}, u.Record.Statuses)
 }
 
@@ -90,8 +91,8 @@ func TestSingleAttemptWithThreeResendsIsATransportStorm(t *testing.T) {
 	assert.True(t, u.Storm)
 	assert.Equal(t, 1, u.Record.Attempts)
 	assert.Equal(t, 3, u.Layers.Transport)
-	assert.Equal(t, "transport", u.Layer)
-	assert.Equal(t, "transient_dependency", u.Class, "classified over the wire sends")
+	assert.Equal(t, stormrecord.LayerTransport, u.Layer)
+	assert.Equal(t, classify.TransientDependency, u.Class, "classified over the wire sends")
 }
 
 func TestNoCallIDFallsBackToParentToolArgs(t *testing.T) {
@@ -120,9 +121,9 @@ func TestAgentChainAcrossStepParents(t *testing.T) {
 	b.span("execute_tool get_weather", s3, 620, 880, genaiTool("get_weather", "call_c", `{"city":"Oslo"}`)...)
 	u := onlyUnit(t, analyze(t, b))
 	assert.Equal(t, "call_a", u.Key(), "the chain is keyed by its first call")
-	assert.Equal(t, "agent", u.Layer)
+	assert.Equal(t, stormrecord.LayerAgent, u.Layer)
 	assert.Equal(t, stormrecord.Layers{Transport: 0, Executor: 3, Agent: 3}, u.Layers)
-	assert.Equal(t, "transient_dependency", u.Class)
+	assert.Equal(t, classify.TransientDependency, u.Class)
 	assert.Equal(t, []string{"error", "error", "ok"}, u.Record.Statuses)
 }
 

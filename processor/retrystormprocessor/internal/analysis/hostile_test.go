@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/classify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -46,7 +47,7 @@ func TestTenThousandAttemptsOfOneCall(t *testing.T) {
 	}
 	u := onlyUnit(t, analyze(t, b))
 	assert.Equal(t, 10000, u.Record.Attempts)
-	assert.Equal(t, "exhausted", u.Class)
+	assert.Equal(t, classify.Exhausted, u.Class)
 }
 
 func TestHostileAttributeValues(t *testing.T) {

@@ -58,7 +58,7 @@ func buildRecord(traceID pcommon.TraceID, u *Unit) *stormrecord.Record {
 		r.ServiceName = ptr(svc.Str())
 	}
 	if u.Class != "" {
-		r.Class = ptr(u.Class)
+		r.Class = ptr(string(u.Class))
 	}
 	for _, f := range u.Findings {
 		r.Findings = append(r.Findings, stormrecord.Finding{Kind: f.Kind, Detail: f.Detail})
@@ -71,14 +71,14 @@ func buildRecord(traceID pcommon.TraceID, u *Unit) *stormrecord.Record {
 // AttemptLayer names who made an attempt: the first attempt is "initial", a later attempt
 // of the same call was made by the executor, the first attempt of a later call in an
 // agent-level chain by the agent.
-func AttemptLayer(a *grouping.Attempt, callIndex int) string {
+func AttemptLayer(a *grouping.Attempt, callIndex int) stormrecord.Layer {
 	switch {
 	case a.Order > 1:
 		return stormrecord.LayerExecutor
 	case callIndex > 0:
 		return stormrecord.LayerAgent
 	}
-	return "initial"
+	return stormrecord.LayerInitial
 }
 
 func timeline(u *Unit, first pcommon.Timestamp) []stormrecord.AttemptTime {

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/fixtures"
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
@@ -85,7 +86,7 @@ func matchUnits(t *testing.T, got *Trace, units []fixtures.ExpectedUnit) {
 		Attempts int
 		Statuses []string
 		Storm    bool
-		Layer    string
+		Layer    stormrecord.Layer
 		Class    string
 		Findings []string
 		Record   bool
@@ -100,7 +101,7 @@ func matchUnits(t *testing.T, got *Trace, units []fixtures.ExpectedUnit) {
 		for _, f := range u.Findings {
 			kinds = append(kinds, f.Kind)
 		}
-		gotUnits = append(gotUnits, unitView{len(statuses), statuses, u.Storm, u.Layer, u.Class, kinds, u.Record != nil})
+		gotUnits = append(gotUnits, unitView{len(statuses), statuses, u.Storm, u.Layer, string(u.Class), kinds, u.Record != nil})
 	}
 	for _, u := range units {
 		wantUnits = append(wantUnits, unitView{len(u.Statuses), u.Statuses, u.Storm(), u.Layer(), u.Class(), u.Findings(), u.Recorded()})

@@ -3,6 +3,7 @@ package analysis
 import (
 	"testing"
 
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -51,7 +52,7 @@ func TestSeedExampleTimeline(t *testing.T) {
 	assert.True(t, r.StatusFlip)
 	require.NotNil(t, r.Class)
 	assert.Equal(t, "transient_dependency", *r.Class)
-	assert.Equal(t, "executor", r.Layer)
+	assert.Equal(t, stormrecord.LayerExecutor, r.Layer)
 	assert.Equal(t, "run_7f3", *r.RunID)
 	assert.Equal(t, "charge_card", r.ToolName)
 	assert.EqualValues(t, 2390, *r.TokensIn)

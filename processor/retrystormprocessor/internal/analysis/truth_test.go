@@ -77,7 +77,7 @@ func matchGroundTruth(t *testing.T, an *Analyzer, tr *agenttraffic.Trace, label 
 			assert.Equal(t, want.CallKey, r.CallKey, label)
 		}
 		assert.Equal(t, want.Attempts, r.Attempts, label+": attempts")
-		assert.Equal(t, string(want.Layer), r.Layer, label+": layer")
+		assert.Equal(t, want.Layer, r.Layer, label+": layer")
 		assert.Equal(t, want.Layers, r.Layers, label+": layers")
 		assert.Equal(t, want.Storm, r.Storm, label+": storm")
 		assert.Equal(t, string(want.Class), deref(r.Class), label+": class")

@@ -64,7 +64,7 @@ func annotateUnit(u *analysis.Unit, opts Options) int {
 		for _, a := range c.Attempts {
 			pos++
 			annotateAttempt(u, a, pos, total)
-			a.Span.Attributes().PutStr(stormrecord.AttrCallLayer, analysis.AttemptLayer(a, ci))
+			a.Span.Attributes().PutStr(stormrecord.AttrCallLayer, string(analysis.AttemptLayer(a, ci)))
 			if a.Remap != nil {
 				remap(a, opts.Redact)
 				remapped++
@@ -97,7 +97,7 @@ func annotateAttempt(u *analysis.Unit, a *grouping.Attempt, pos, total int) {
 	attrs.PutInt(stormrecord.AttrCallAttempts, int64(total))
 	attrs.PutBool(stormrecord.AttrCallStorm, u.Storm)
 	if u.Class != "" {
-		attrs.PutStr(stormrecord.AttrCallClass, u.Class)
+		attrs.PutStr(stormrecord.AttrCallClass, string(u.Class))
 	}
 	attrs.PutStr(stormrecord.AttrStatus, a.Status.String())
 	putNonEmpty(attrs, stormrecord.AttrArgsHash, a.ArgsHash)
@@ -107,7 +107,7 @@ func annotateAttempt(u *analysis.Unit, a *grouping.Attempt, pos, total int) {
 		sa := s.Span.Attributes()
 		sa.EnsureCapacity(sa.Len() + 4)
 		sa.PutStr(stormrecord.AttrCallKey, u.Key())
-		sa.PutStr(stormrecord.AttrCallLayer, stormrecord.LayerTransport)
+		sa.PutStr(stormrecord.AttrCallLayer, string(stormrecord.LayerTransport))
 		sa.PutInt(stormrecord.AttrCallAttempt, s.Number)
 		sa.PutStr(stormrecord.AttrStatus, s.Status.String())
 	}

@@ -163,7 +163,7 @@ func (t *telemetry) analysed(tr *analysis.Trace) {
 		}
 		if u.Storm {
 			t.b.ProcessorRetryStormStormCalls.Add(context.Background(), 1, metric.WithAttributes(
-				attribute.String("class", u.Class), attribute.String("tool", t.tools.bound(u.Last().ToolName))))
+				attribute.String("class", string(u.Class)), attribute.String("tool", t.tools.bound(u.Last().ToolName))))
 		}
 	}
 	for _, f := range tr.Findings {

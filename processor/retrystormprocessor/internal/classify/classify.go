@@ -4,17 +4,20 @@ package classify // import "github.com/retrystorm/retrystorm/processor/retrystor
 
 import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
 
+// Class is a storm's class, as records, annotations and telemetry spell it; "" is none.
+type Class string
+
 // Class names. A storm has exactly one.
 const (
-	TransientDependency = "transient_dependency"
-	ChangedArguments    = "changed_arguments"
-	RetryAfterSuccess   = "retry_after_success"
-	Exhausted           = "exhausted"
-	DuplicateSideEffect = "duplicate_side_effect"
+	TransientDependency Class = "transient_dependency"
+	ChangedArguments    Class = "changed_arguments"
+	RetryAfterSuccess   Class = "retry_after_success"
+	Exhausted           Class = "exhausted"
+	DuplicateSideEffect Class = "duplicate_side_effect"
 )
 
 // Classes lists every class, for telemetry and docs.
-var Classes = []string{TransientDependency, ChangedArguments, RetryAfterSuccess, Exhausted, DuplicateSideEffect}
+var Classes = []Class{TransientDependency, ChangedArguments, RetryAfterSuccess, Exhausted, DuplicateSideEffect}
 
 // Try is what the class rules need of one attempt.
 type Try struct {
@@ -27,7 +30,7 @@ type Try struct {
 // Of returns the class of a storm's tries in attempt order. duplicate_side_effect wins
 // when present; otherwise the first matching rule of transient_dependency,
 // changed_arguments, retry_after_success, exhausted. Every non-empty input gets a class.
-func Of(tries []Try) string {
+func Of(tries []Try) Class {
 	if len(tries) == 0 {
 		return ""
 	}

@@ -28,7 +28,7 @@ func TestClassOf(t *testing.T) {
 	cases := []struct {
 		name  string
 		tries []Try
-		want  string
+		want  Class
 	}{
 		{"seed span_19: timeout, error, ok under one args hash", tries(one, timeout, fail, ok), TransientDependency},
 		{"near miss: same statuses with two args hashes", tries([]string{"a", "b", "b"}, timeout, fail, ok), ChangedArguments},
