@@ -26,7 +26,8 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormreport"
 )
 
-// seedAttempt is one per-attempt row of seed 000 ("Example Timeline For One Span").
+// seedAttempt is one per-attempt row of testdata/seed000_attempts.jsonl, the per-attempt
+// record format (one line per tool attempt).
 type seedAttempt struct {
 	RunID      string `json:"run_id"`
 	SpanID     string `json:"span_id"`

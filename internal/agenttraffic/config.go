@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Shape names one instrumentation style of DESIGN.md's input-shapes table.
+// Shape names one instrumentation style (cmd/agentsim/README.md lists them).
 type Shape string
 
 // Shapes.

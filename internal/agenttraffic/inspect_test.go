@@ -95,7 +95,7 @@ func resultOf(s *Span) string {
 	return ""
 }
 
-// statusOf normalises an attempt's status from its span alone (DESIGN.md, "Status"). An
+// statusOf normalises an attempt's status from its span alone (ANALYSIS.md, "Status"). An
 // attempt has no outcome (unknown) when its explicit status field is empty, or when a
 // pending side effect ended with status unset, no result and no success flag.
 func statusOf(s *Span) AttemptStatus {

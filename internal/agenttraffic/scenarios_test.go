@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// expectation is what a scenario's trace must carry, per DESIGN.md's semantics.
+// expectation is what a scenario's trace must carry, per ANALYSIS.md's rules.
 type expectation struct {
 	reason   SamplingReason
 	storm    bool

@@ -11,7 +11,7 @@ import (
 const statusOK = "ok"
 
 // Report is the aggregate of summary records. Its first fields keep the shape of the
-// retry storm scanner of seed 000 (a call is what the scanner calls a span); the rest adds
+// per-attempt retry storm scanner's report (a call is what the scanner calls a span); the rest adds
 // what the summary records know beyond it.
 type Report struct {
 	// ToolEvents counts tool attempts across the recorded calls.

@@ -169,7 +169,7 @@ type StaleCacheConfig struct {
 // CompletenessConfig configures the incomplete_record finding.
 type CompletenessConfig struct {
 	// Required are the fields every attempt must carry. Default [tool_name]. The per-attempt
-	// record of seed 000 needs [run_id, call_id, attempt, tool_name, args_hash, status].
+	// record (checkout.tool_attempts) needs [run_id, call_id, attempt, tool_name, args_hash, status].
 	Required []string `mapstructure:"required"`
 }
 

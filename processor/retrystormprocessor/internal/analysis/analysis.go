@@ -28,7 +28,7 @@ type Config struct {
 	Key []byte
 }
 
-// DefaultConfig returns DESIGN.md's defaults.
+// DefaultConfig returns the processor's documented defaults (README, "Configuration").
 func DefaultConfig() Config {
 	return Config{
 		Recognition:    toolspan.DefaultConfig(),

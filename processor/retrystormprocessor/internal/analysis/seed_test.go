@@ -9,7 +9,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// seedTrace is seed 000's span_19 timeline as OTel spans carrying the per-attempt fields.
+// seedTrace is the per-attempt record example (the rows below: one call tried three times,
+// timeout, error, ok; testdata/README.md, seed_record.json) as OTel spans carrying the fields.
 func seedTrace() *traceBuilder {
 	b := newTrace(0x19)
 	b.Base = b.Base.Truncate(0)

@@ -58,7 +58,8 @@ type Evidence struct {
 
 // Normalize maps evidence to a status. An attempt that never ended, or whose explicit
 // outcome field is empty, is unknown; so is one with an external or unknown side effect,
-// no status and no result (seed 004: list it, never tidy it away).
+// no status and no result: an attempt whose outcome nobody recorded is listed as such,
+// never tidied away.
 func Normalize(e Evidence) Status {
 	if !e.Ended {
 		return Unknown
