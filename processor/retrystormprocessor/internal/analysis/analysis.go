@@ -136,7 +136,7 @@ func (an *Analyzer) Analyze(td ptrace.Traces) *Trace {
 	return an.AnalyzeTree(grouping.NewTree(td))
 }
 
-// AnalyzeTree analyses the trace t indexes (the tree of a Quick, say). It never modifies
+// AnalyzeTree analyses the trace t indexes (the tree of an IndexedTrace, say). It never modifies
 // the spans.
 func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 	out := &Trace{Tree: t}

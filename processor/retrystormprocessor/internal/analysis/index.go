@@ -16,21 +16,21 @@ import (
 
 // Index builds the span tree of td on the analyzer's spare tree, for AnalyzeTree, without
 // triage (for a trace already known to hold a signal); Recycle hands it back.
-func (an *Analyzer) Index(td ptrace.Traces) *Quick {
+func (an *Analyzer) Index(td ptrace.Traces) *IndexedTrace {
 	return an.IndexSpans(td.SpanCount(), tracespans.All(td), nil)
 }
 
 // IndexSpans is Index on the n spans spans yields, each with its resource, wherever they
 // are held. arrivals, when it holds one Arrival per span in the same order, saves the tree,
 // Triage and AnalyzeTree reading the spans' ids, statuses and attributes again.
-func (an *Analyzer) IndexSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span], arrivals []grouping.Arrival) *Quick {
+func (an *Analyzer) IndexSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span], arrivals []grouping.Arrival) *IndexedTrace {
 	t := an.spare
 	an.spare = nil
 	if t == nil {
 		t = &grouping.Tree{}
 	}
 	t.ResetSpans(n, spans, arrivals)
-	return &Quick{Tree: t}
+	return &IndexedTrace{Tree: t}
 }
 
 // Mark bits: the span was recognised, is a tool span, carries the cited-assets attribute,
@@ -94,7 +94,7 @@ func (an *Analyzer) recognize(n *grouping.Node, also string) (tool, has bool) {
 
 // Recycle hands q's tree back for the next Triage. Call it once nothing uses q, nor an
 // analysis of its tree, any more.
-func (an *Analyzer) Recycle(q *Quick) {
+func (an *Analyzer) Recycle(q *IndexedTrace) {
 	if q == nil || q.Tree == nil {
 		return
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
-// Quick is the result of Triage: a first look at a trace that reads statuses, ids and
-// flags but hashes nothing and decodes no payload.
-type Quick struct {
+// IndexedTrace is a trace as Index leaves it (its span tree) and as Triage then finds it: a
+// first look that reads statuses, ids and flags but hashes nothing and decodes no payload.
+type IndexedTrace struct {
 	// Tree is the trace's span tree, reused by AnalyzeTree.
 	Tree *grouping.Tree
 	// Clean is true when Analyze would certainly find the trace clean: no storm, no non-ok
@@ -99,16 +99,16 @@ func (an *Analyzer) Triageable() bool {
 //
 // Without a failed attempt there are no agent-level chains, no unrecovered failure and no
 // stale-cache read; with one attempt per call, no drift and no flip.
-func (an *Analyzer) Triage(td ptrace.Traces) *Quick {
+func (an *Analyzer) Triage(td ptrace.Traces) *IndexedTrace {
 	return an.TriageIndexed(an.Index(td))
 }
 
-// TriageIndexed is Triage on a trace Index has indexed, a Quick not triaged yet. Its steps,
+// TriageIndexed is Triage on a trace Index has indexed, an IndexedTrace not triaged yet. Its steps,
 // each able to stop it without proof: the configuration and the tree; every span
 // (recognizeSpans); the tool spans' nesting (countToolKids); each attempt at a glance
 // (glanceAttempts); the attempts' call keys (oneAttemptPerCall); the HTTP sends (fewSends);
 // the answer's citations (unbacked).
-func (an *Analyzer) TriageIndexed(q *Quick) *Quick {
+func (an *Analyzer) TriageIndexed(q *IndexedTrace) *IndexedTrace {
 	t := q.Tree
 	if !an.Triageable() || t.DuplicateSpanIDs > 0 || t.CutCycles > 0 {
 		q.stop = stopTreeOrConfig
@@ -164,7 +164,7 @@ type triageSpans struct {
 }
 
 // triageSteps runs the steps after the tree's, in order, and returns the first stop.
-func (an *Analyzer) triageSteps(q *Quick, st *triageSpans) triageStop {
+func (an *Analyzer) triageSteps(q *IndexedTrace, st *triageSpans) triageStop {
 	t := q.Tree
 	cites, stop := an.recognizeSpans(t, st.isTool)
 	if stop != "" {
@@ -262,7 +262,7 @@ func (an *Analyzer) glanceAttempts(t *grouping.Tree, st *triageSpans) triageStop
 }
 
 // proveClean sets what a clean trace reports: one call per attempt.
-func (q *Quick) proveClean(attempts []grouping.Attempt) {
+func (q *IndexedTrace) proveClean(attempts []grouping.Attempt) {
 	q.Clean = true
 	q.ToolAttempts, q.Calls = len(attempts), len(attempts)
 	q.ClampedStarts, q.ClampedEnds = 0, 0
@@ -307,7 +307,7 @@ func warm(t *grouping.Tree, isTool []bool, toolKids []int32) int {
 // holding ':' could make two different (tool, args) pairs spell one key, and a call id
 // spelled like a fallback key could equal one: then every fallback key is computed and
 // compared.
-func (an *Analyzer) oneAttemptPerCall(q *Quick, attempts []grouping.Attempt) triageStop {
+func (an *Analyzer) oneAttemptPerCall(q *IndexedTrace, attempts []grouping.Attempt) triageStop {
 	t := q.Tree
 	keys := an.scratch.keys // full keys seen
 	clear(keys)
@@ -472,7 +472,7 @@ type settledResult struct {
 
 // Settle copies out of q, which Triage proved clean, what dropping its trace needs; q can
 // be recycled then. traceState is the trace's root tracestate.
-func (an *Analyzer) Settle(q *Quick, traceState string) *Settled {
+func (an *Analyzer) Settle(q *IndexedTrace, traceState string) *Settled {
 	st := &Settled{
 		TraceState:    traceState,
 		Tools:         q.Tools,

@@ -82,7 +82,7 @@ func (s *shard) relievePressure(now time.Time) {
 // judge examines a trace under memory pressure: one that looks clean is decided, one that
 // shows a signal is set aside and queued in aside.
 func (s *shard) judge(pt *pendingTrace, now time.Time, aside *fifo.Queue[*pendingTrace]) {
-	var q *analysis.Quick
+	var q *analysis.IndexedTrace
 	var tr *analysis.Trace
 	if !pt.errorSeen {
 		q, tr = s.examine(pt)
@@ -173,7 +173,7 @@ func (s *shard) decide(pt *pendingTrace, now time.Time, cause Cause) {
 // A trace proven clean on its root's arrival (triageAtRoot) is not read again: examine
 // returns neither, and the decision takes what that triage kept. One it did not prove clean
 // is analysed without a second triage.
-func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
+func (s *shard) examine(pt *pendingTrace) (*analysis.IndexedTrace, *analysis.Trace) {
 	if pt.settled != nil {
 		return nil, nil
 	}
@@ -192,7 +192,7 @@ func (s *shard) examine(pt *pendingTrace) (*analysis.Quick, *analysis.Trace) {
 // sampling drops (most traffic) is done without analysis, its results remembered for the
 // stale-cache check. Every other trace is analysed, sampled, and either annotated and
 // queued for forwarding or dropped. The decision is cached for late spans.
-func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.Quick, tr *analysis.Trace, cause Cause) {
+func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.IndexedTrace, tr *analysis.Trace, cause Cause) {
 	// The closure reads q when it runs, so it sees the triage made below; nothing uses the
 	// trace's tree once it is decided.
 	defer func() { s.analyzer.Recycle(q) }()
