@@ -67,7 +67,7 @@ func (cfg *Config) bufferConfig() buffer.Config {
 func samplingRates(s *SamplingConfig) decision.Rates {
 	r := decision.Rates{
 		Clean: s.CleanPercent,
-		Keep: map[string]float64{
+		Keep: map[decision.Reason]float64{
 			decision.ReasonStorm: s.KeepPercent.Storm, decision.ReasonToolError: s.KeepPercent.ToolError,
 			decision.ReasonDivergence: s.KeepPercent.Divergence, decision.ReasonSpanError: s.KeepPercent.SpanError,
 			decision.ReasonIncomplete: s.KeepPercent.Incomplete,

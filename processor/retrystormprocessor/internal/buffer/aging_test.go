@@ -62,12 +62,12 @@ func TestAgingChangesNoDecision(t *testing.T) {
 	assert.Equal(t, freshOut, agedOut, "the same spans forwarded, attribute for attribute")
 	for _, d := range []string{metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped} {
 		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
-			set := []attribute.KeyValue{attribute.String("decision", d), attribute.String("reason", r)}
+			set := []attribute.KeyValue{attribute.String("decision", d), attribute.String("reason", string(r))}
 			assert.Equal(t, fresh.Sum(metadata.MetricTraces, set...), aged.Sum(metadata.MetricTraces, set...), "traces %s for %s", d, r)
 		}
 	}
-	for _, r := range []string{decision.ReasonStorm, decision.ReasonToolError, decision.ReasonDivergence} {
-		assert.Positive(t, fresh.Sum(metadata.MetricTraces, attribute.String("reason", r)), "traces kept for %s", r)
+	for _, r := range []decision.Reason{decision.ReasonStorm, decision.ReasonToolError, decision.ReasonDivergence} {
+		assert.Positive(t, fresh.Sum(metadata.MetricTraces, attribute.String("reason", string(r))), "traces kept for %s", r)
 	}
 	assert.Positive(t, fresh.Sum(metadata.MetricTraces, attribute.String("decision", metadata.AttributeDecisionDropped)))
 	for _, m := range []string{metadata.MetricFindings, metadata.MetricToolAttempts, metadata.MetricCalls,

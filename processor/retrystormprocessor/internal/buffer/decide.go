@@ -242,7 +242,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.IndexedT
 		return
 	}
 	s.tel.decided(d, cause, now.Sub(pt.first))
-	st := annotate.Apply(tr, annotate.Options{Reason: d.Reason, Redact: s.cfg.redact})
+	st := annotate.Apply(tr, annotate.Options{Reason: string(d.Reason), Redact: s.cfg.redact})
 	s.tel.remapped(st.Remapped)
 	kd := keptDecision{provisional: decisionMark(pt, cause), reason: reasonIndex(d.Reason), stamp: d.Stamp, threshold: d.Threshold}
 	if s.cfg.redact {

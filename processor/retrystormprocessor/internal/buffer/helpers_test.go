@@ -52,7 +52,7 @@ func testConfig() *Config {
 	rc.PayloadSources = slices.Concat(src.Payload()...)
 	rc.IdempotencyKeys = attrsource.RawKeys(src.IdempotencyKey)
 	rc.DeleteAttributes = []string{}
-	keep := map[string]float64{}
+	keep := map[decision.Reason]float64{}
 	for _, r := range decision.SignalReasons {
 		keep[r] = 100
 	}

@@ -74,7 +74,7 @@ func restDecision(pt *pendingTrace, d decision.Decision) decision.Decision {
 
 // reasonIndex numbers a sampling reason for a kept decision: its place in
 // decision.SignalReasons, or len(SignalReasons) for clean.
-func reasonIndex(reason string) uint8 {
+func reasonIndex(reason decision.Reason) uint8 {
 	for i, r := range decision.SignalReasons {
 		if r == reason {
 			return uint8(i)
@@ -83,7 +83,7 @@ func reasonIndex(reason string) uint8 {
 	return uint8(len(decision.SignalReasons))
 }
 
-func reasonOf(i uint8) string {
+func reasonOf(i uint8) decision.Reason {
 	if int(i) < len(decision.SignalReasons) {
 		return decision.SignalReasons[i]
 	}
@@ -92,7 +92,7 @@ func reasonOf(i uint8) string {
 
 // signalReason is the sampling reason of the strongest signal the analysis found, in the
 // policy's order of priority; "" when the trace is clean.
-func signalReason(s analysis.Signals) string {
+func signalReason(s analysis.Signals) decision.Reason {
 	for i, present := range signalsOf(s) {
 		if present {
 			return decision.SignalReasons[i]
@@ -129,7 +129,7 @@ func (s *shard) restAnalysed(pt *pendingTrace, tr *analysis.Trace) {
 		s.logger.Warn("a signal arrived after its trace was decided provisionally; analysed the rest of the trace on its own",
 			zap.String("trace.id", pt.id.String()),
 			zap.String("late_signal.cause", cause.String()),
-			zap.String("late_signal.reason", reason),
+			zap.String("late_signal.reason", string(reason)),
 			zap.String("late_signal.first_decision", first),
 			zap.Int("late_signal.spans", pt.held()),
 			zap.Int64("log.suppressed", suppressed))

@@ -64,12 +64,12 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	}
 	for _, d := range []string{metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped} {
 		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
-			t.traces[[2]string{d, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("decision", d), attribute.String("reason", r)))
+			t.traces[[2]string{d, string(r)}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("decision", d), attribute.String("reason", string(r))))
 		}
 	}
 	for _, c := range []Cause{CauseMemoryPressure, CauseTraceBytes} {
 		for _, r := range decision.SignalReasons {
-			t.signals[[2]string{c.String(), r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c.String()), attribute.String("reason", r)))
+			t.signals[[2]string{c.String(), string(r)}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c.String()), attribute.String("reason", string(r))))
 		}
 	}
 	return t, nil
@@ -114,8 +114,8 @@ func (t *telemetry) lateSpans(decision string, n int64) {
 
 // lateSignal counts the rest of a provisionally decided trace that brought a signal: the
 // cause of the provisional decision and the signal's sampling reason.
-func (t *telemetry) lateSignal(cause Cause, reason string) {
-	t.add(t.b.ProcessorRetryStormLateSignals, 1, t.signals[[2]string{cause.String(), reason}])
+func (t *telemetry) lateSignal(cause Cause, reason decision.Reason) {
+	t.add(t.b.ProcessorRetryStormLateSignals, 1, t.signals[[2]string{cause.String(), string(reason)}])
 }
 
 var redactedWhere = []string{metadata.AttributeWhereToolSpan, metadata.AttributeWhereIdempotencyKey, metadata.AttributeWhereMessage, metadata.AttributeWhereEvent,
@@ -186,7 +186,7 @@ func (t *telemetry) decided(d decision.Decision, cause Cause, latency time.Durat
 	if d.Keep {
 		outcome = metadata.AttributeDecisionKept
 	}
-	t.add(t.b.ProcessorRetryStormTraces, 1, t.traces[[2]string{outcome, d.Reason}])
+	t.add(t.b.ProcessorRetryStormTraces, 1, t.traces[[2]string{outcome, string(d.Reason)}])
 	if opt, early := t.early[cause.String()]; early {
 		t.add(t.b.ProcessorRetryStormEarlyDecisions, 1, opt)
 	}

@@ -10,19 +10,23 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
+// Reason is why a trace is kept (or would be): its strongest signal, or clean. It is the
+// retrystorm.sampling.reason annotation and the telemetry's reason attribute.
+type Reason string
+
 // Reasons, in priority order; ReasonClean is the reason of a trace with no signal.
 const (
-	ReasonStorm      = "storm"
-	ReasonToolError  = "tool_error"
-	ReasonDivergence = "divergence"
-	ReasonSpanError  = "span_error"
-	ReasonIncomplete = "incomplete"
-	ReasonClean      = "clean"
+	ReasonStorm      Reason = "storm"
+	ReasonToolError  Reason = "tool_error"
+	ReasonDivergence Reason = "divergence"
+	ReasonSpanError  Reason = "span_error"
+	ReasonIncomplete Reason = "incomplete"
+	ReasonClean      Reason = "clean"
 )
 
 // SignalReasons lists the reasons a trace can be kept for besides being clean, in priority
 // order.
-var SignalReasons = [numSignals]string{ReasonStorm, ReasonToolError, ReasonDivergence, ReasonSpanError, ReasonIncomplete}
+var SignalReasons = [numSignals]Reason{ReasonStorm, ReasonToolError, ReasonDivergence, ReasonSpanError, ReasonIncomplete}
 
 const numSignals = 5
 
@@ -33,7 +37,7 @@ const Precision = 4
 // Rates are the configured keep rates, in percent.
 type Rates struct {
 	// Keep maps a signal reason to its keep percent; a missing reason keeps 100%.
-	Keep map[string]float64
+	Keep map[Reason]float64
 	// Clean is the percent of clean traces kept.
 	Clean float64
 	// Tools are per-tool clean percents: a clean trace touching tools with an override is
@@ -119,7 +123,7 @@ type Input struct {
 // Decision is the outcome for one trace.
 type Decision struct {
 	Keep   bool
-	Reason string
+	Reason Reason
 	// Threshold is the effective threshold the decision compared the randomness with.
 	Threshold sampling.Threshold
 	// Stamp is true when kept spans must carry Threshold in tracestate: the decision was

@@ -29,7 +29,7 @@ func th(t *testing.T, tvalue string) sampling.Threshold {
 
 func TestDecide(t *testing.T) {
 	policy, err := NewPolicy(Rates{
-		Keep:  map[string]float64{ReasonStorm: 100, ReasonToolError: 50, ReasonDivergence: 0, ReasonSpanError: 25},
+		Keep:  map[Reason]float64{ReasonStorm: 100, ReasonToolError: 50, ReasonDivergence: 0, ReasonSpanError: 25},
 		Clean: 5,
 		Tools: map[string]float64{"charge_card": 100, "search": 0, "email": 50},
 	})
