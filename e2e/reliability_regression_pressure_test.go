@@ -64,9 +64,9 @@ func TestRegressionPressureShedsIncompleteTrace(t *testing.T) {
 	}
 }
 
-// TestRegressionOverloadAgentsim is the overload of issue 7 driven by agentsim, whose SDK
-// batches cut traces across requests, with decisions left to memory pressure (and to the
-// shutdown at the end): at 10× the buffer bound, storm traces are lost the way
+// TestRegressionOverloadAgentsim is TestReliabilityOverload's overload driven by agentsim,
+// whose SDK batches cut traces across requests, with decisions left to memory pressure (and
+// to the shutdown at the end): at 10× the buffer bound, storm traces are lost the way
 // TestRegressionPressureShedsIncompleteTrace shows.
 func TestRegressionOverloadAgentsim(t *testing.T) {
 	dir := t.TempDir()

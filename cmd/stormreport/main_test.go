@@ -26,7 +26,7 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormreport"
 )
 
-// seedAttempt is one per-attempt row of seed 000 ("Example Timeline For One Span").
+// seedAttempt is one line of the per-attempt record, testdata/seed000_attempts.jsonl.
 type seedAttempt struct {
 	RunID      string `json:"run_id"`
 	SpanID     string `json:"span_id"`
@@ -60,7 +60,7 @@ func readSeed(t *testing.T) []seedAttempt {
 	return attempts
 }
 
-// seedRecord summarises the seed's attempts the way the processor fills the record for a
+// seedRecord summarises the record's attempts the way the processor fills the record for a
 // call with one call id (executor layer); it stands in for the processor here.
 func seedRecord(attempts []seedAttempt) stormrecord.Record {
 	first, last := attempts[0], attempts[len(attempts)-1]
@@ -100,7 +100,7 @@ func ptr[T any](v T) *T { return &v }
 
 func spanID(attempt int) pcommon.SpanID { return pcommon.SpanID{0x19, 0, 0, 0, 0, 0, 0, byte(attempt)} }
 
-// seedTrace is the seed's three attempts as spans, the summary on the last, as the
+// seedTrace is the record's three attempts as spans, the summary on the last, as the
 // processor leaves them.
 func seedTrace(t *testing.T, attempts []seedAttempt) ptrace.Traces {
 	t.Helper()
@@ -162,7 +162,7 @@ func TestJSONReportOfTheSeed000Summary(t *testing.T) {
 		} `json:"top_storms"`
 	}
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &report))
-	// The seed's expected report: tool_events 3, incomplete_events 0, spans 1,
+	// The report a scan of the record gives: tool_events 3, incomplete_events 0, spans 1,
 	// storm_spans 1, status_flip_spans 1.
 	assert.Equal(t, 3, report.ToolEvents)
 	assert.Equal(t, 0, report.IncompleteEvents)

@@ -14,7 +14,8 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 )
 
-// DESIGN.md "Storm summary record": every field, with the JSON type it must have.
+// The storm summary record (README, "The record"): every field, with the JSON type it must
+// have.
 var recordFieldTypes = map[string]string{
 	"schema": "string", "id": "string", "time": "string", "trace_id": "string",
 	"run_id": "string|null", "service_name": "string|null", "call_key": "string",

@@ -95,9 +95,9 @@ func resultOf(s *Span) string {
 	return ""
 }
 
-// statusOf normalises an attempt's status from its span alone (DESIGN.md, "Status"). An
-// attempt has no outcome (unknown) when its explicit status field is empty, or when a
-// pending side effect ended with status unset, no result and no success flag.
+// statusOf normalises an attempt's status from its span alone (the processor's ANALYSIS.md,
+// "Status"). An attempt has no outcome (unknown) when its explicit status field is empty,
+// or when a pending side effect ended with status unset, no result and no success flag.
 func statusOf(s *Span) AttemptStatus {
 	if st, ok := s.Attr("status"); ok {
 		if st.Str == "" {

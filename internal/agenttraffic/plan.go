@@ -4,7 +4,8 @@ import (
 	"time"
 )
 
-// AttemptStatus is the normalised outcome of a tool attempt (DESIGN.md, "Status").
+// AttemptStatus is the normalised outcome of a tool attempt (the processor's ANALYSIS.md,
+// "Status").
 type AttemptStatus string
 
 // Attempt statuses.
@@ -15,7 +16,7 @@ const (
 	AttemptUnknown AttemptStatus = "unknown"
 )
 
-// Side effects, as the seed 000 record spells them.
+// Side effects, as the per-attempt record spells them.
 const (
 	sideEffectNone     = "none"
 	sideEffectUnknown  = "unknown"

@@ -327,7 +327,7 @@ func (r *renderer) sends(c *plannedCall, a *plannedAttempt) {
 }
 
 // subagent renders a subagent that records the same call again under its own agent span
-// (seed 004: the hook fires at both levels).
+// (a nested duplicate: the hook fires at both levels).
 func (r *renderer) subagent(c *plannedCall, a *plannedAttempt, s attemptSpan) {
 	start := a.start.Add(3 * millis)
 	name := r.plan.agent + "-subagent"

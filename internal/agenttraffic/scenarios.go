@@ -250,7 +250,7 @@ func (pl *planner) otherResult(t *toolSpec, args, prev payload) payload {
 }
 
 // unresolvedCall: a side-effect call's only attempt has no outcome: the seed record's
-// status is empty, other shapes close the span with status unset and no result (seed 004).
+// status is empty, other shapes close the span with status unset and no result.
 func (pl *planner) unresolvedCall() {
 	t := pick(pl.g, sideEffectTools())
 	c, args, idem := pl.call(t)

@@ -253,7 +253,7 @@ func (r *renderer) genaiAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
 	attrs := []Attr{Str("gen_ai.operation.name", "execute_tool"), Str("gen_ai.tool.name", c.tool.name),
 		Str("gen_ai.tool.call.id", c.callID), Str("gen_ai.tool.type", "function")}
 	if r.plan.shape == ShapeMastra {
-		// Mastra records arguments as a structured value, the map case of DESIGN.md.
+		// Mastra records arguments as a structured value (a map), not a JSON string.
 		attrs = append(attrs, Str("mastra.span.type", "tool_call"), Map("gen_ai.tool.call.arguments", attrsOf(a.args)))
 	} else {
 		attrs = append(attrs, Str("gen_ai.tool.call.arguments", r.traits.json.text(a.args)))
@@ -356,7 +356,7 @@ func (r *renderer) logfireAttempt(c *plannedCall, a *plannedAttempt) attemptSpan
 	return attemptSpan{name: name, kind: KindClient, status: Status{}, attrs: attrs}
 }
 
-// seedAttempt renders the per-attempt record of seed 000. The span status mirrors the
+// seedAttempt renders an attempt as the per-attempt record. The span status mirrors the
 // record's status so an attempt with an unknown side effect never looks unresolved; an
 // attempt with no outcome has an empty status and leaves the span status unset.
 func (r *renderer) seedAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {

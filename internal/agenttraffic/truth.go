@@ -17,7 +17,7 @@ const (
 	LayerNone      Layer = stormrecord.LayerNone
 )
 
-// StormClass is DESIGN.md's storm class.
+// StormClass is a storm's class (the processor's ANALYSIS.md, "Layers, storms and classes").
 type StormClass string
 
 // Storm classes; "" for a call that is not a storm.
@@ -29,7 +29,7 @@ const (
 	ClassDuplicateSideEffect StormClass = "duplicate_side_effect"
 )
 
-// FindingKind is DESIGN.md's divergence finding kind.
+// FindingKind is a divergence finding kind (the processor's ANALYSIS.md, "Findings").
 type FindingKind string
 
 // Finding kinds.
@@ -259,7 +259,7 @@ func sendAttempts(attempts []*plannedAttempt) []*plannedAttempt {
 	return out
 }
 
-// classify applies DESIGN.md's class rules: duplicate_side_effect wins, else the first of
+// classify applies the processor's class rules: duplicate_side_effect wins, else the first of
 // transient_dependency, changed_arguments, retry_after_success, exhausted.
 func classify(attempts []*plannedAttempt) StormClass {
 	idems, args := map[string]bool{}, map[string]bool{}

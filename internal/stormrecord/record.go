@@ -10,7 +10,8 @@ import (
 // Schema is the value of the record's "schema" field.
 const Schema = "retrystorm.storm/v1"
 
-// Attribute keys the processor writes on kept spans (DESIGN.md, "Annotations on kept spans").
+// Attribute keys the processor writes on kept spans (retry_storm README, "Annotations on
+// kept spans").
 const (
 	AttrCallKey      = "retrystorm.call.key"
 	AttrCallAttempt  = "retrystorm.call.attempt"
@@ -54,7 +55,7 @@ type Finding struct {
 	Detail string `json:"detail"`
 }
 
-// Record is one storm summary record (DESIGN.md, "Storm summary record"). Pointer fields
+// Record is one storm summary record (storm_summary README, "The record"). Pointer fields
 // are null in JSON when the trace does not tell them; they are never fabricated.
 type Record struct {
 	Schema             string    `json:"schema"`

@@ -10,9 +10,9 @@ import (
 // statusOK is the normalised status of a successful attempt.
 const statusOK = "ok"
 
-// Report is the aggregate of summary records. Its first fields keep the shape of the
-// retry storm scanner of seed 000 (a call is what the scanner calls a span); the rest adds
-// what the summary records know beyond it.
+// Report is the aggregate of summary records. Its first fields count what a scan of
+// per-attempt records counts, named as those records name things (a call is a span, its
+// key the span_id); the rest adds what the summary records know beyond them.
 type Report struct {
 	// ToolEvents counts tool attempts across the recorded calls.
 	ToolEvents int `json:"tool_events"`

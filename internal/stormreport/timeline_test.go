@@ -24,7 +24,8 @@ func TestTickLabel(t *testing.T) {
 	assert.Equal(t, "2 min", tickLabel(120_000, 60_000))
 }
 
-// seedStorm is span_19 of seed 000: attempts at 0, 4080 and 6080 ms after the first start.
+// seedStorm is span_19 of the per-attempt record (cmd/stormreport/testdata): attempts at 0,
+// 4080 and 6080 ms after the first start.
 func seedStorm() stormrecord.Record {
 	r := storm("span_19", "charge_card", "transient_dependency", "timeout", "error", "ok")
 	r.MS = 7680

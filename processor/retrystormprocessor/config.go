@@ -168,8 +168,9 @@ type StaleCacheConfig struct {
 
 // CompletenessConfig configures the incomplete_record finding.
 type CompletenessConfig struct {
-	// Required are the fields every attempt must carry. Default [tool_name]. The per-attempt
-	// record of seed 000 needs [run_id, call_id, attempt, tool_name, args_hash, status].
+	// Required are the fields every attempt must carry. Default [tool_name]. A gate for the
+	// per-attempt record (testdata/traces/seed_record.json) is [run_id, call_id, attempt,
+	// tool_name, args_hash, status].
 	Required []string `mapstructure:"required"`
 }
 

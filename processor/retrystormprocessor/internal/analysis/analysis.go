@@ -27,7 +27,7 @@ type Config struct {
 	Key []byte
 }
 
-// DefaultConfig returns DESIGN.md's defaults.
+// DefaultConfig returns the documented defaults (README, "Configuration").
 func DefaultConfig() Config {
 	return Config{
 		Recognition:    toolspan.DefaultConfig(),

@@ -94,7 +94,7 @@ func deref(s *string) string {
 	return *s
 }
 
-// The behaviours listed under "What real SDKs do" in DESIGN.md, each on its fixture.
+// Behaviours of real SDKs, each on the fixture that shows it (testdata/README.md).
 func TestRealSDKBehaviours(t *testing.T) {
 	an := New(DefaultConfig(), nil)
 	t.Run("unset and ok successes are both ok", func(t *testing.T) {

@@ -8,7 +8,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// seedTrace is seed 000's span_19 timeline as OTel spans carrying the per-attempt fields.
+// seedTrace is span_19's timeline of testdata/traces/seed_record.json as OTel spans carrying
+// the per-attempt fields.
 func seedTrace() *traceBuilder {
 	b := newTrace(0x19)
 	b.base = b.base.Truncate(0)

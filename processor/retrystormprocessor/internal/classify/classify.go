@@ -1,5 +1,5 @@
-// Package classify names a storm's class (seed 000, "Classify a storm before you patch")
-// and measures what the class rules look at.
+// Package classify names a storm's class and measures what the class rules look at
+// (ANALYSIS.md, "Layers, storms and classes").
 package classify // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/classify"
 
 import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"

@@ -1,5 +1,5 @@
 // Package findings detects divergences between what a trace claims and what ran
-// (DESIGN.md, "Divergence findings").
+// (ANALYSIS.md, "Findings").
 package findings // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 
 import (
@@ -90,7 +90,8 @@ type Config struct {
 	Carried toolspan.Field
 }
 
-// DefaultCarried is the set of DESIGN.md's incomplete_record rule.
+// DefaultCarried are the fields an attempt must carry once another attempt of its call
+// carries them, else incomplete_record (ANALYSIS.md, "Findings").
 const DefaultCarried = toolspan.FieldAttempt | toolspan.FieldArgsHash | toolspan.FieldIdemHash |
 	toolspan.FieldRunID | toolspan.FieldStatus | toolspan.FieldTokensIn | toolspan.FieldTokensOut
 
@@ -271,7 +272,7 @@ func fieldList(f toolspan.Field) string {
 	return strings.Join(parts, ", ")
 }
 
-// DefaultConfig returns DESIGN.md's defaults.
+// DefaultConfig returns the documented defaults (README, "Divergence and completeness").
 func DefaultConfig() Config {
 	return Config{
 		CaveatAttribute:      "retrystorm.answer.caveat",

@@ -144,7 +144,7 @@ func shortHash(h string) string {
 
 // splitNestedDuplicates keeps, of a call id recorded under two agent levels, the records
 // of the deepest agent (where the work ran) and moves the records made under its
-// ancestor agents to Duplicates (seed 004). Records under unrelated agents, or orphans
+// ancestor agents to Duplicates (nested_duplicate). Records under unrelated agents, or orphans
 // whose parent never arrived, stay attempts: that is not two levels of one call.
 func splitNestedDuplicates(t *Tree, c *Call) {
 	if c.Degraded || len(c.Attempts) < 2 {

@@ -30,7 +30,7 @@ type chainKey struct {
 	args  string
 }
 
-// Units forms agent-level chains below each agent span (DESIGN.md grouping rule 4):
+// Units forms agent-level chains below each agent span (ANALYSIS.md, "Grouping"):
 // calls of one tool and args hash, in start order, join the open chain while the chain's
 // last call failed. calls must be in start order.
 func Units(calls []*Call) []*Unit {

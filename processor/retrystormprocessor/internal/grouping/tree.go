@@ -1,5 +1,5 @@
 // Package grouping builds a trace's span tree and groups tool attempts into logical calls
-// and agent-level chains (DESIGN.md, "Grouping").
+// and agent-level chains (ANALYSIS.md, "Grouping").
 package grouping // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 
 import (

@@ -39,7 +39,7 @@ type Evidence struct {
 	Code      ptrace.StatusCode
 	Message   string
 	ErrorType string
-	// Explicit is the instrumentation's own outcome field (the seed's `status`).
+	// Explicit is the instrumentation's own outcome field (`status` in the per-attempt record).
 	Explicit    string
 	HasExplicit bool
 	// Success is Claude Code's `success` flag.
@@ -58,7 +58,8 @@ type Evidence struct {
 
 // Normalize maps evidence to a status. An attempt that never ended, or whose explicit
 // outcome field is empty, is unknown; so is one with an external or unknown side effect,
-// no status and no result (seed 004: list it, never tidy it away).
+// no status and no result: such an attempt is reported (unresolved_attempt), never tidied
+// away.
 func Normalize(e Evidence) Status {
 	if !e.Ended {
 		return Unknown

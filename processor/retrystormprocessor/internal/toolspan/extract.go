@@ -224,7 +224,7 @@ func (x *Extractor) evidence(a *Attempt, span ptrace.Span, attrs attrs, scan boo
 		ev.ErrorType = errType.AsString()
 	}
 	// Unlike other fields, an empty outcome field is meaningful: the outcome was never
-	// recorded (seed 004), so presence alone counts.
+	// recorded, so presence alone counts.
 	if v, ok := x.first(attrs, x.status); ok {
 		ev.Explicit, ev.HasExplicit = v.AsString(), true
 		a.ExplicitStatus = true
