@@ -195,7 +195,7 @@ func hugeTrace() hostileCase {
 		}}
 }
 
-// manyAttemptsCase: one call with 10,000 attempts (the seed-000 per-attempt record).
+// manyAttemptsCase: one call with 10,000 attempts (the per-attempt record).
 func manyAttemptsCase() hostileCase {
 	b := newSpanBuilder("hostile-10k-attempts")
 	root := b.root(20_000)

@@ -61,7 +61,7 @@ func readSeed(t *testing.T) []seedAttempt {
 	return attempts
 }
 
-// seedRecord summarises the seed's attempts the way the processor fills the record for a
+// seedRecord summarises the record's attempts the way the processor fills the record for a
 // call with one call id (executor layer); it stands in for the processor here.
 func seedRecord(attempts []seedAttempt) stormrecord.Record {
 	first, last := attempts[0], attempts[len(attempts)-1]
@@ -101,7 +101,7 @@ func ptr[T any](v T) *T { return &v }
 
 func spanID(attempt int) pcommon.SpanID { return pcommon.SpanID{0x19, 0, 0, 0, 0, 0, 0, byte(attempt)} }
 
-// seedTrace is the seed's three attempts as spans, the summary on the last, as the
+// seedTrace is the record's three attempts as spans, the summary on the last, as the
 // processor leaves them.
 func seedTrace(t *testing.T, attempts []seedAttempt) ptrace.Traces {
 	t.Helper()
@@ -163,7 +163,7 @@ func TestJSONReportOfTheSeed000Summary(t *testing.T) {
 		} `json:"top_storms"`
 	}
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &report))
-	// The seed's expected report: tool_events 3, incomplete_events 0, spans 1,
+	// The report a scan of the record gives: tool_events 3, incomplete_events 0, spans 1,
 	// storm_spans 1, status_flip_spans 1.
 	assert.Equal(t, 3, report.ToolEvents)
 	assert.Equal(t, 0, report.IncompleteEvents)

@@ -357,7 +357,7 @@ func checkResultDrift(t *testing.T, tr *Trace) {
 }
 
 // checkUnresolvedAttempt: the call's one attempt has a pending side effect and no outcome:
-// an empty seed status, else status unset with no result and no error type.
+// an empty `status` in seed_record, else status unset with no result and no error type.
 func checkUnresolvedAttempt(t *testing.T, tr *Trace) {
 	t.Helper()
 	ids := tr.Truth.Records[0].AttemptSpanIDs

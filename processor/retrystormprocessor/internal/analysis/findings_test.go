@@ -256,7 +256,7 @@ func TestIncompleteRecord(t *testing.T) {
 	assert.NotContains(t, allKinds(analyze(t, near)), "incomplete_record")
 
 	cfg := DefaultConfig()
-	cfg.Findings.Required |= toolspan.FieldRunID // part of the seed gate
+	cfg.Findings.Required |= toolspan.FieldRunID // run_id required, as a gate for the per-attempt record sets it
 	gate := newTrace(26)
 	gr := gate.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 	gate.span("execute_tool q", gr, 10, 90, genaiTool("q", "c1", `{}`)...)

@@ -56,7 +56,7 @@ func TestDuplicateSideEffectWins(t *testing.T) {
 	}
 	assert.Equal(t, DuplicateSideEffect, Of(dup))
 
-	// The seed's span_19: one idem hash but only the last attempt had an effect.
+	// span_19 of seed_record.json: one idem hash but only the last attempt had an effect.
 	seed := []Try{
 		{Status: timeout, ArgsHash: "a", IdemHash: "e2b1aa44", SideEffect: "unknown"},
 		{Status: fail, ArgsHash: "a", IdemHash: "e2b1aa44", SideEffect: "unknown"},

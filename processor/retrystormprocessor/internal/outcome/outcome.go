@@ -39,7 +39,7 @@ type Evidence struct {
 	Code      ptrace.StatusCode
 	Message   string
 	ErrorType string
-	// Explicit is the instrumentation's own outcome field (the seed's `status`).
+	// Explicit is the instrumentation's own outcome field (`status` in the per-attempt record).
 	Explicit    string
 	HasExplicit bool
 	// Success is Claude Code's `success` flag.

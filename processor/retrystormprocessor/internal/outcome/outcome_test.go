@@ -37,7 +37,8 @@ func TestNormalize(t *testing.T) {
 		ev   Evidence
 		want Status
 	}{
-		// The instrumentation's own outcome field (the seed's `status`) decides first.
+		// The instrumentation's own outcome field (`status` in the per-attempt record) decides
+		// first.
 		{"explicit ok", explicit("ok"), OK},
 		{"explicit success", explicit("success"), OK},
 		{"explicit succeeded", explicit("succeeded"), OK},

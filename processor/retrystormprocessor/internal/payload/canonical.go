@@ -23,9 +23,9 @@ const maxDepth = 64
 var errTooDeep = errors.New("json nested deeper than 64 levels")
 
 // CanonicalJSON re-encodes a JSON document the way Python's
-// json.dumps(v, sort_keys=True, separators=(",", ":")) does (the seed scanner's
-// canonical_args_hash): object keys sorted, no insignificant whitespace, non-ASCII escaped
-// as \uXXXX, number literals kept as written. It fails on invalid or trailing input.
+// json.dumps(v, sort_keys=True, separators=(",", ":")) does: object keys sorted, no
+// insignificant whitespace, non-ASCII escaped as \uXXXX, number literals kept as written.
+// It fails on invalid or trailing input.
 func CanonicalJSON(doc []byte) ([]byte, error) {
 	out, err := canonicalAppend(make([]byte, 0, len(doc)), doc)
 	if err != nil {
