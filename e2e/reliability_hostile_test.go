@@ -68,7 +68,7 @@ func TestReliabilityHostileInput(t *testing.T) {
 	t.Run("request over the receiver limit", func(t *testing.T) {
 		b := newSpanBuilder("hostile-oversized")
 		b.span("oversized", pcommon.SpanID{}, 0, 1, map[string]any{"blob": strings.Repeat("z", 5*mib)})
-		err := client.export(b.td)
+		err := client.export(b.Traces)
 		if status.Code(err) != codes.ResourceExhausted {
 			t.Errorf("a 5 MiB request: %v, want RESOURCE_EXHAUSTED from the receiver's 4 MiB limit", err)
 		}
@@ -92,12 +92,12 @@ func TestReliabilityHostileInput(t *testing.T) {
 
 	t.Run("serves afterwards", func(t *testing.T) {
 		canary := stormTrace("hostile-canary", "lookup_customer", `{"id":"c-9"}`)
-		client.mustExport(t, canary.td)
+		client.mustExport(t, canary.Traces)
 		recs := waitForRecord(t, p, cfg.SummaryPath, canary.traceID(), settleTimeout)
 		if len(recs) != 1 || recs[0].Attempts != 2 {
 			t.Errorf("canary records %+v, want one storm of 2 attempts", recs)
 		}
-		m := waitSettled(t, p, cfg.MetricsPort, spans+canary.td.SpanCount())
+		m := waitSettled(t, p, cfg.MetricsPort, spans+canary.Traces.SpanCount())
 		if r, f, d, b, ok := accounted(m); !ok {
 			t.Errorf("spans received %d != forwarded %d + dropped %d + buffered %d", r, f, d, b)
 		}
@@ -151,7 +151,7 @@ func hugeValues() hostileCase {
 	b.fail("upstream 503")
 	b.genai(root, "upload_blob", "call_huge", args, 200, 300, map[string]any{
 		"gen_ai.tool.call.result": `{"stored":"` + strings.Repeat("R", mib/2) + `"}`})
-	return hostileCase{name: "1 MiB attribute values", trace: b, requests: []ptrace.Traces{b.td},
+	return hostileCase{name: "1 MiB attribute values", trace: b, requests: []ptrace.Traces{b.Traces},
 		check: func(t *testing.T, recs []stormrecord.Record, bt *backendTrace) {
 			r := oneRecord(t, recs)
 			wantStorm(t, r, 2, "transient_dependency")
@@ -180,7 +180,7 @@ func hugeTrace() hostileCase {
 	b.genai(root, "search_docs", "call_big", `{"q":"x"}`, 10, 20, nil)
 	b.fail("timeout")
 	b.genai(root, "search_docs", "call_big", `{"q":"x"}`, 30, 40, nil)
-	for b.spans.Len() < hugeSpans-1 {
+	for b.Spans.Len() < hugeSpans-1 {
 		b.span("chat model", root, 50, 60, map[string]any{"gen_ai.operation.name": "chat"})
 	}
 	b.rootWithID(root)
@@ -203,7 +203,7 @@ func manyAttemptsCase() hostileCase {
 		b.span("pay", root, int64(i), int64(i+1), map[string]any{
 			"tool_name": "pay", "span_id": "s1", "attempt": i + 1, "status": "error", "run_id": "run-1"})
 	}
-	return hostileCase{name: "10,000 attempts of one call", trace: b, requests: []ptrace.Traces{b.td},
+	return hostileCase{name: "10,000 attempts of one call", trace: b, requests: []ptrace.Traces{b.Traces},
 		check: func(t *testing.T, recs []stormrecord.Record, bt *backendTrace) {
 			r := oneRecord(t, recs)
 			wantStorm(t, r, manyAttempts, "exhausted")
@@ -226,10 +226,10 @@ func cycles() hostileCase {
 	a := b.genai(pcommon.SpanID{}, "lookup_order", "call_cycle", `{"o":1}`, 10, 20, nil)
 	b.fail("boom")
 	bID := b.genai(a, "lookup_order", "call_cycle", `{"o":1}`, 30, 40, nil)
-	b.spans.At(1).SetParentSpanID(bID)
+	b.Spans.At(1).SetParentSpanID(bID)
 	self := b.genai(pcommon.SpanID{}, "lookup_order", "call_self", `{"o":2}`, 50, 60, nil)
 	b.last().SetParentSpanID(self)
-	return hostileCase{name: "parent cycles and self-parents", trace: b, requests: []ptrace.Traces{b.td},
+	return hostileCase{name: "parent cycles and self-parents", trace: b, requests: []ptrace.Traces{b.Traces},
 		check: func(t *testing.T, recs []stormrecord.Record, bt *backendTrace) {
 			r := oneRecord(t, recs)
 			if r.CallKey != "call_cycle" || r.Attempts != 1 || strings.Join(r.AttemptSpanIDs, ",") != a.String() ||
@@ -250,7 +250,7 @@ func duplicateIDs() hostileCase {
 	b.fail("smtp 421")
 	b.genai(root, "send_email", "call_dup", `{"to":"a"}`, 30, 40, nil)
 	b.last().SetSpanID(first)
-	return hostileCase{name: "duplicate span ids", trace: b, requests: []ptrace.Traces{b.td},
+	return hostileCase{name: "duplicate span ids", trace: b, requests: []ptrace.Traces{b.Traces},
 		check: func(t *testing.T, recs []stormrecord.Record, bt *backendTrace) {
 			r := oneRecord(t, recs)
 			wantStorm(t, r, 2, "transient_dependency")
@@ -273,7 +273,7 @@ func invalidUTF8() hostileCase {
 	b.genai(root, "pay_now", "call_\xfe\xff", "{\"acct\":\"\xff\xfe\"}", 10, 20, extra)
 	b.fail("bad \xff byte")
 	b.genai(root, "pay_now", "call_\xfe\xff", "{\"acct\":\"\xff\xfe\"}", 30, 40, extra)
-	return hostileCase{name: "invalid UTF-8", trace: b, requests: []ptrace.Traces{b.td},
+	return hostileCase{name: "invalid UTF-8", trace: b, requests: []ptrace.Traces{b.Traces},
 		check: func(t *testing.T, recs []stormrecord.Record, bt *backendTrace) {
 			r := oneRecord(t, recs)
 			wantStorm(t, r, 2, "transient_dependency")
@@ -296,7 +296,7 @@ func nanAndHuge() hostileCase {
 	b.genai(root, "quote", "call_nan", `{"sku":1}`, 30, 40, map[string]any{
 		"attempt": math.Inf(1), "gen_ai.usage.input_tokens": 1e308, "gen_ai.usage.output_tokens": math.Inf(-1),
 		"price": math.NaN(), "big": 1e308})
-	return hostileCase{name: "NaN and huge numbers", trace: b, requests: []ptrace.Traces{b.td},
+	return hostileCase{name: "NaN and huge numbers", trace: b, requests: []ptrace.Traces{b.Traces},
 		check: func(t *testing.T, recs []stormrecord.Record, bt *backendTrace) {
 			r := oneRecord(t, recs)
 			wantStorm(t, r, 2, "transient_dependency")
@@ -328,7 +328,7 @@ func attemptValues() hostileCase {
 			b.fail("409 conflict")
 		}
 	}
-	return hostileCase{name: "attempt values -1, MaxInt64, abc", trace: b, requests: []ptrace.Traces{b.td},
+	return hostileCase{name: "attempt values -1, MaxInt64, abc", trace: b, requests: []ptrace.Traces{b.Traces},
 		check: func(t *testing.T, recs []stormrecord.Record, bt *backendTrace) {
 			r := oneRecord(t, recs)
 			wantStorm(t, r, 3, "transient_dependency")
@@ -352,7 +352,7 @@ func absurdTimes() hostileCase {
 	b.genai(root, "sync", "call_time", `{}`, 600, 700, nil)
 	b.last().SetStartTimestamp(0)
 	b.last().SetEndTimestamp(pcommon.Timestamp(math.MaxUint64))
-	return hostileCase{name: "absurd timestamps", trace: b, requests: []ptrace.Traces{b.td},
+	return hostileCase{name: "absurd timestamps", trace: b, requests: []ptrace.Traces{b.Traces},
 		check: func(t *testing.T, recs []stormrecord.Record, bt *backendTrace) {
 			r := oneRecord(t, recs)
 			if r.Attempts != 2 {

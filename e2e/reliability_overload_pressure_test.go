@@ -162,7 +162,7 @@ func TestReliabilityOverloadOversizedTrace(t *testing.T) {
 	for from := 0; from < 400; from += 100 {
 		to := from + 100
 		if to == 400 {
-			to = b.spans.Len()
+			to = b.Spans.Len()
 		}
 		requests = append(requests, b.request(from, to))
 		bytes += sizer.TracesSize(requests[len(requests)-1])
@@ -174,7 +174,7 @@ func TestReliabilityOverloadOversizedTrace(t *testing.T) {
 	m := s.send(t, requests...)
 	records := waitForRecord(t, s.p, s.cfg.SummaryPath, b.traceID(), settleTimeout)
 	t.Logf("one trace of %d spans, %.1f MiB OTLP in %d requests (shard share %d MiB): early decisions %v, late spans %v, late signals %v, spans dropped %v; decided in %s",
-		b.spans.Len(), float64(bytes)/(1<<20), len(requests), pressureBound>>21, m.by(metricEarlyDecisions, "cause"),
+		b.Spans.Len(), float64(bytes)/(1<<20), len(requests), pressureBound>>21, m.by(metricEarlyDecisions, "cause"),
 		m.by(metricLateSpans, "decision"), m.byPair(metricLateSignals, "cause", "reason"), m.by(metricSpansDropped, "cause"),
 		time.Since(start).Round(time.Millisecond))
 	want := stormrecord.RecordID(b.traceID(), "call_oversized")

@@ -52,7 +52,7 @@ func TestReliabilityOverload(t *testing.T) {
 
 	// Warm the pipeline with one trace so the idle figure includes initialised components.
 	warm := stormTrace("overload-warmup", "lookup_customer", `{"id":"c-1"}`)
-	client.mustExport(t, warm.td)
+	client.mustExport(t, warm.Traces)
 	waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "warm-up trace decided", func(m metrics) bool {
 		return m.sum(metricTraces, nil) == 1
 	})
@@ -68,7 +68,7 @@ func TestReliabilityOverload(t *testing.T) {
 		t.Fatalf("sent %d bytes, less than 10× the %d-byte bound: raise overloadTraces", bytes, overloadBound)
 	}
 	mid, _ := scrape(cfg.MetricsPort)
-	waitSettled(t, p, cfg.MetricsPort, spans+warm.td.SpanCount())
+	waitSettled(t, p, cfg.MetricsPort, spans+warm.Traces.SpanCount())
 	settleTime := time.Since(start)
 	m := waitBackendDrained(t, p, cfg.MetricsPort)
 	peakKB, samples := sampler.finish()
@@ -104,8 +104,8 @@ func TestReliabilityOverload(t *testing.T) {
 		if !ok || b != 0 {
 			t.Errorf("spans received %d != forwarded %d + dropped %d + buffered %d", r, f, d, b)
 		}
-		if r != spans+warm.td.SpanCount() {
-			t.Errorf("spans received %d, sent %d", r, spans+warm.td.SpanCount())
+		if r != spans+warm.Traces.SpanCount() {
+			t.Errorf("spans received %d, sent %d", r, spans+warm.Traces.SpanCount())
 		}
 	})
 	t.Run("summary file", func(t *testing.T) {
@@ -118,7 +118,7 @@ func TestReliabilityOverload(t *testing.T) {
 	})
 	t.Run("serves afterwards", func(t *testing.T) {
 		after := stormTrace("overload-after", "create_ticket", `{"title":"printer on fire"}`)
-		client.mustExport(t, after.td)
+		client.mustExport(t, after.Traces)
 		waitForRecord(t, p, cfg.SummaryPath, after.traceID(), settleTimeout)
 	})
 }

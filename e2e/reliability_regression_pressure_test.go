@@ -32,8 +32,8 @@ func TestRegressionPressureShedsIncompleteTrace(t *testing.T) {
 	var requests []ptrace.Traces
 	for i := range 12 {
 		b := stormTrace(fmt.Sprintf("pressure-fill-%d", i), "lookup_customer", `{"id":1}`)
-		b.spans.At(0).Attributes().PutStr("padding", strings.Repeat("p", 10<<10))
-		requests = append(requests, b.td)
+		b.Spans.At(0).Attributes().PutStr("padding", strings.Repeat("p", 10<<10))
+		requests = append(requests, b.Traces)
 	}
 	x := newSpanBuilder("pressure-split-storm")
 	root := pcommon.SpanID{0xee, 1}

@@ -24,7 +24,7 @@ func TestRegressionOrphanSiblingAttempts(t *testing.T) {
 	b.genai(missing, "fetch_url", "call_orphan", `{"url":"https://example.test/b"}`, 10, 50, nil)
 	b.fail("timeout")
 	b.genai(missing, "fetch_url", "call_orphan", `{"url":"https://example.test/b"}`, 60, 90, nil)
-	s.send(t, b.td)
+	s.send(t, b.Traces)
 	recs := readSummaryFile(t, s.cfg.SummaryPath).recordsOf(b.traceID())
 	if len(recs) != 1 || !recs[0].Storm || recs[0].Attempts != 2 {
 		t.Errorf("records %+v; want one storm of 2 attempts", recs)
@@ -38,7 +38,7 @@ func TestRegressionOrphanSiblingAttempts(t *testing.T) {
 func TestRegressionInvalidUTF8ToolNameMetrics(t *testing.T) {
 	s := startOneShot(t, nil)
 	b := stormTrace("invalid-utf8-tool", "pay\xffnow", `{"a":1}`)
-	s.client.mustExport(t, b.td)
+	s.client.mustExport(t, b.Traces)
 	waitForRecord(t, s.p, s.cfg.SummaryPath, b.traceID(), settleTimeout)
 	if _, err := scrape(s.cfg.MetricsPort); err != nil {
 		t.Errorf("metrics after a tool name with invalid UTF-8: %v", err)
@@ -56,7 +56,7 @@ func TestRegressionInvalidAttemptNumberNotIncomplete(t *testing.T) {
 	b.genai(root, "reserve", "call_invalid_attempt", `{"seat":"2B"}`, 10, 20, map[string]any{"attempt": 1})
 	b.fail("409")
 	b.genai(root, "reserve", "call_invalid_attempt", `{"seat":"2B"}`, 30, 40, map[string]any{"attempt": "abc"})
-	s.send(t, b.td)
+	s.send(t, b.Traces)
 	recs := readSummaryFile(t, s.cfg.SummaryPath).recordsOf(b.traceID())
 	if len(recs) != 1 {
 		t.Fatalf("%d records, want 1", len(recs))
@@ -78,7 +78,7 @@ func TestRegressionTokenSumOverflow(t *testing.T) {
 	b.genai(root, "summarise", "call_tokens", `{}`, 10, 20, tokens)
 	b.fail("500")
 	b.genai(root, "summarise", "call_tokens", `{}`, 30, 40, tokens)
-	s.send(t, b.td)
+	s.send(t, b.Traces)
 	recs := readSummaryFile(t, s.cfg.SummaryPath).recordsOf(b.traceID())
 	if len(recs) != 1 {
 		t.Fatalf("%d records, want 1", len(recs))

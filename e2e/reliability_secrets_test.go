@@ -217,11 +217,11 @@ func runSecretsWith(t *testing.T, key string, hashing yamlMap, adjust func(*stor
 	// A storm whose arguments and idempotency key are known, to check the HMAC.
 	args := `{"account":"` + secretAccount + `"}`
 	known := stormTrace("secrets-hmac", "transfer_funds", args)
-	for i := 1; i < known.spans.Len(); i++ {
-		known.spans.At(i).Attributes().PutStr("idempotency_key", secretIdem)
+	for i := 1; i < known.Spans.Len(); i++ {
+		known.Spans.At(i).Attributes().PutStr("idempotency_key", secretIdem)
 	}
-	client.mustExport(t, known.td)
-	spans += known.td.SpanCount()
+	client.mustExport(t, known.Traces)
+	spans += known.Traces.SpanCount()
 	knownSecrets := []string{secretAccount, secretIdem}
 	secrets := slices.Clone(knownSecrets)
 	for _, tr := range truth {

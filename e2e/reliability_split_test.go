@@ -250,5 +250,5 @@ func lateSpans(tr *agenttraffic.Trace, i int) (ptrace.Traces, []string) {
 	})
 	chat := pcommon.SpanID{0xfe, byte(i), 1, 1, 2, 3, 4, 5}
 	b.spanWithID(chat, "chat late-model", root, 0, 1000, map[string]any{"gen_ai.operation.name": "chat"})
-	return b.td, []string{tool.String(), chat.String()}
+	return b.Traces, []string{tool.String(), chat.String()}
 }

@@ -207,10 +207,7 @@ func recordViews(traceID string, records []stormrecord.Record) []string {
 			v.Class = *r.Class
 		}
 		for _, s := range r.Statuses {
-			if s == "timeout" { // the capture scripts know a failure, not whether its text names a timeout
-				s = "error"
-			}
-			v.Statuses = append(v.Statuses, s)
+			v.Statuses = append(v.Statuses, fixtures.TruthStatus(s))
 		}
 		for _, f := range r.Findings {
 			v.Findings = append(v.Findings, f.Kind)

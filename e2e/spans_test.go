@@ -15,8 +15,6 @@ import (
 // build spans by hand (tracespans.Builder with the end-to-end tests' helpers).
 type spanBuilder struct {
 	*tracespans.Builder
-	td    ptrace.Traces    // the Builder's Traces
-	spans ptrace.SpanSlice // the Builder's Spans
 }
 
 // newSpanBuilder starts a trace of agentService whose id is derived from name, so tests
@@ -31,8 +29,7 @@ func newSpanBuilder(name string) *spanBuilder {
 // continueTrace builds more spans of trace id: service and scope name the resource and
 // scope they are sent under, base is the time offsets count from.
 func continueTrace(id pcommon.TraceID, service, scope string, base time.Time) *spanBuilder {
-	b := tracespans.NewBuilder(id, service, scope, base)
-	return &spanBuilder{Builder: b, td: b.Traces, spans: b.Spans}
+	return &spanBuilder{tracespans.NewBuilder(id, service, scope, base)}
 }
 
 func (b *spanBuilder) traceID() string { return b.TraceID.String() }

@@ -36,7 +36,7 @@ func agentTrace(n byte) *traceBuilder {
 		}
 		b.span("execute_tool charge_card", root, at, at+250, opts...)
 	}
-	for b.spans.Len() < 60 {
+	for b.Spans.Len() < 60 {
 		b.span("chat gpt-4o", root, 9950, 9990, attr("gen_ai.operation.name", "chat"))
 	}
 	return b
@@ -45,10 +45,10 @@ func agentTrace(n byte) *traceBuilder {
 func BenchmarkAnalyzeAgentTrace(b *testing.B) {
 	tb := agentTrace(1)
 	an := New(DefaultConfig(), stalecache.New(100000))
-	spans := tb.td.SpanCount()
+	spans := tb.Traces.SpanCount()
 	b.ReportAllocs()
 	for b.Loop() {
-		an.Analyze(tb.td)
+		an.Analyze(tb.Traces)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
 	b.ReportMetric(float64(spans), "spans/trace")

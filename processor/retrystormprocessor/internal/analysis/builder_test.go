@@ -12,15 +12,13 @@ import (
 // options for each span).
 type traceBuilder struct {
 	*tracespans.Builder
-	td    ptrace.Traces    // the Builder's Traces
-	spans ptrace.SpanSlice // the Builder's Spans
 }
 
 func newTrace(traceByte byte) *traceBuilder {
 	var id pcommon.TraceID
 	id[0], id[15] = traceByte, 1
 	b := tracespans.NewBuilder(id, "agent-svc", "", time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC))
-	return &traceBuilder{Builder: b, td: b.Traces, spans: b.Spans}
+	return &traceBuilder{b}
 }
 
 type spanOpt func(ptrace.Span)

@@ -60,7 +60,7 @@ func TestStaleCacheSuspect(t *testing.T) {
 	warm := newTrace(12)
 	wroot := warm.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 	warm.span("execute_tool freshness", wroot, 10, 400, genaiTool("freshness", "w1", `{"t":"gold"}`, result)...)
-	require.Empty(t, an.Analyze(warm.td).Findings)
+	require.Empty(t, an.Analyze(warm.Traces).Findings)
 
 	build := func(traceByte byte, offset time.Duration, fastMS int64) *Trace {
 		b := newTrace(traceByte)
@@ -68,7 +68,7 @@ func TestStaleCacheSuspect(t *testing.T) {
 		root := b.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 		b.span("execute_tool freshness", root, 10, 410, genaiTool("freshness", "c1", `{"t":"gold"}`, status(ptrace.StatusCodeError, "timeout"))...)
 		b.span("execute_tool freshness", root, 420, 420+fastMS, genaiTool("freshness", "c1", `{"t":"gold"}`, result)...)
-		return an.Analyze(b.td)
+		return an.Analyze(b.Traces)
 	}
 	assert.Contains(t, allKinds(build(13, 2*time.Minute, 1)), "stale_cache_suspect")
 	assert.NotContains(t, allKinds(build(14, 2*time.Minute, 300)), "stale_cache_suspect", "near miss: a live-speed read")
@@ -80,7 +80,7 @@ func TestStaleCacheSuspect(t *testing.T) {
 	root := b.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 	b.span("execute_tool freshness", root, 10, 410, genaiTool("freshness", "c1", `{"t":"gold"}`, errored)...)
 	b.span("execute_tool freshness", root, 420, 421, genaiTool("freshness", "c1", `{"t":"gold"}`, result)...)
-	assert.NotContains(t, allKinds(New(DefaultConfig(), fresh).Analyze(b.td)), "stale_cache_suspect", "near miss: result never seen before")
+	assert.NotContains(t, allKinds(New(DefaultConfig(), fresh).Analyze(b.Traces)), "stale_cache_suspect", "near miss: result never seen before")
 }
 
 // TestStaleSuspectAnalysedBeforeItsOriginal: analysed first, the stale read is a suspect
@@ -98,7 +98,7 @@ func TestStaleSuspectAnalysedBeforeItsOriginal(t *testing.T) {
 		root := b.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 		b.span("execute_tool freshness", root, 10, 410, genaiTool("freshness", "c1", `{"t":"gold"}`, status(ptrace.StatusCodeError, "timeout"))...)
 		b.span("execute_tool freshness", root, 420, 420+fastMS, genaiTool("freshness", "c1", `{"t":"gold"}`, result)...)
-		return an.Analyze(b.td)
+		return an.Analyze(b.Traces)
 	}
 	assert.Empty(t, stale(14, 300).Suspects, "a live-speed retry")
 	tr := stale(13, 1)
@@ -114,7 +114,7 @@ func TestStaleSuspectAnalysedBeforeItsOriginal(t *testing.T) {
 	warm := newTrace(12)
 	wroot := warm.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 	warm.span("execute_tool freshness", wroot, 10, 400, genaiTool("freshness", "w1", `{"t":"gold"}`, result)...)
-	orig := an.Analyze(warm.td)
+	orig := an.Analyze(warm.Traces)
 	require.Len(t, orig.Resolved, 1, "the original's result resolves the held suspect")
 	assert.Equal(t, "stale", orig.Resolved[0].Suspect.Report)
 	assert.Equal(t, orig.TraceID, orig.Resolved[0].FirstTrace)
@@ -260,5 +260,5 @@ func TestIncompleteRecord(t *testing.T) {
 	gate := newTrace(26)
 	gr := gate.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 	gate.span("execute_tool q", gr, 10, 90, genaiTool("q", "c1", `{}`)...)
-	assert.Contains(t, allKinds(New(cfg, nil).Analyze(gate.td)), "incomplete_record", "a required field is missing")
+	assert.Contains(t, allKinds(New(cfg, nil).Analyze(gate.Traces)), "incomplete_record", "a required field is missing")
 }

@@ -10,11 +10,11 @@ import (
 // analysis is measured against in the same run.
 func BenchmarkFloorTouchEveryAttribute(b *testing.B) {
 	tb := agentTrace(1)
-	spans := tb.td.SpanCount()
+	spans := tb.Traces.SpanCount()
 	sink := 0
 	b.ReportAllocs()
 	for b.Loop() {
-		for _, rs := range tb.td.ResourceSpans().All() {
+		for _, rs := range tb.Traces.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, s := range ss.Spans().All() {
 					sink += len(s.Name()) + int(s.SpanID()[0])

@@ -18,9 +18,9 @@ func TestSelfParentAndParentCycleEndTheWalks(t *testing.T) {
 	a := b.span("execute_tool x", noParent, 0, 10, genaiTool("x", "c1", `{}`, errored)...)
 	bID := b.span("execute_tool x", a, 20, 30, genaiTool("x", "c1", `{}`)...)
 	// a's parent is b and b's parent is a: a cycle with no root.
-	b.spans.At(0).SetParentSpanID(bID)
+	b.Spans.At(0).SetParentSpanID(bID)
 	self := b.span("execute_tool y", noParent, 40, 50, genaiTool("y", "c2", `{}`)...)
-	b.spans.At(2).SetParentSpanID(self)
+	b.Spans.At(2).SetParentSpanID(self)
 
 	tr := analyze(t, b)
 	assert.Equal(t, 2, tr.Calls)
@@ -32,7 +32,7 @@ func TestDuplicateSpanIDsAreCountedNotFatal(t *testing.T) {
 	root := b.span("invoke_agent a", noParent, 0, 100, agentSpan("a")...)
 	b.span("execute_tool x", root, 10, 20, genaiTool("x", "c1", `{}`)...)
 	b.span("execute_tool x", root, 30, 40, genaiTool("x", "c1", `{}`)...)
-	b.spans.At(2).SetSpanID(b.spans.At(1).SpanID())
+	b.Spans.At(2).SetSpanID(b.Spans.At(1).SpanID())
 	tr := analyze(t, b)
 	assert.Equal(t, 1, tr.Tree.DuplicateSpanIDs)
 	assert.Equal(t, 2, len(tr.Units[0].Attempts()), "both records ran and both count")
@@ -100,11 +100,11 @@ func FuzzAnalyze(f *testing.F) {
 		}
 		// Close a cycle on some inputs.
 		if parentSel%3 == 0 {
-			b.spans.At(0).SetParentSpanID(ids[len(ids)-1])
+			b.Spans.At(0).SetParentSpanID(ids[len(ids)-1])
 		}
 		an := New(DefaultConfig(), nil)
-		tr := an.Analyze(b.td)
-		if q := an.Triage(b.td); q.Clean && !tr.Signals.Clean() {
+		tr := an.Analyze(b.Traces)
+		if q := an.Triage(b.Traces); q.Clean && !tr.Signals.Clean() {
 			t.Fatalf("triage proved clean a trace analysis found %+v", tr.Signals)
 		}
 		for _, u := range tr.Units {

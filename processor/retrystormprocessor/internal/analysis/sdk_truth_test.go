@@ -56,7 +56,7 @@ func matchCalls(t *testing.T, got *Trace, want fixtures.CaptureExpect) {
 		for _, c := range u.Calls {
 			var statuses []string
 			for _, a := range c.Attempts {
-				statuses = append(statuses, truthStatus(a.Status.String()))
+				statuses = append(statuses, fixtures.TruthStatus(a.Status.String()))
 			}
 			calls = append(calls, c.Last().ToolName+" "+jsonOf(statuses))
 		}
@@ -95,7 +95,7 @@ func matchUnits(t *testing.T, got *Trace, units []fixtures.ExpectedUnit) {
 	for _, u := range got.Units {
 		var statuses []string
 		for _, a := range u.Attempts() {
-			statuses = append(statuses, truthStatus(a.Status.String()))
+			statuses = append(statuses, fixtures.TruthStatus(a.Status.String()))
 		}
 		var kinds []string
 		for _, f := range u.Findings {
@@ -121,15 +121,6 @@ func matchUnits(t *testing.T, got *Trace, units []fixtures.ExpectedUnit) {
 			assert.Equal(t, len(units[i].Sends), u.Record.Layers.Transport, "sends recorded")
 		}
 	}
-}
-
-// truthStatus is a status as the captures' ground truth writes it: the scripts know a
-// failure, not whether its text names a timeout (which makes it a timeout here).
-func truthStatus(s string) string {
-	if s == "timeout" {
-		return "error"
-	}
-	return s
 }
 
 func jsonOf(v any) string {

@@ -38,7 +38,7 @@ func seedTrace() *traceBuilder {
 }
 
 func TestSeedExampleTimeline(t *testing.T) {
-	tr := New(DefaultConfig(), nil).Analyze(seedTrace().td)
+	tr := New(DefaultConfig(), nil).Analyze(seedTrace().Traces)
 	require.Len(t, tr.Units, 1)
 	u := tr.Units[0]
 	require.NotNil(t, u.Record)

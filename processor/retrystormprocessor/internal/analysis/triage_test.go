@@ -180,7 +180,7 @@ func TestTriageStopsAtEachRule(t *testing.T) {
 		return b
 	}
 	an := New(DefaultConfig(), nil)
-	q := an.Triage(base().td)
+	q := an.Triage(base().Traces)
 	require.True(t, q.Clean, "the base trace, an isError: false result included, is proved clean")
 	assert.Equal(t, 2, q.ToolAttempts)
 	assert.ElementsMatch(t, []string{"get_weather", "get_time"}, q.Tools)
@@ -214,12 +214,12 @@ func TestTriageStopsAtEachRule(t *testing.T) {
 	root := fallback.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	fallback.span("execute_tool f", root, 10, 20, genaiTool("f", "", `{"a":1}`)...)
 	fallback.span("execute_tool f", root, 30, 40, genaiTool("f", "", `{"a":2}`)...)
-	require.True(t, an.Triage(fallback.td).Clean, "distinct arguments are distinct calls: told apart by fingerprint, proved clean")
+	require.True(t, an.Triage(fallback.Traces).Clean, "distinct arguments are distinct calls: told apart by fingerprint, proved clean")
 	givenOther := newTrace(97)
 	root = givenOther.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	givenOther.span("execute_tool f", root, 10, 20, genaiTool("f", "", `{"a":1}`)...)
 	givenOther.span("execute_tool f", root, 30, 40, genaiTool("f", "", `{"b":2}`, attr("args_hash", payload.NewHasher(nil).String(`{"b":2}`)))...)
-	require.True(t, an.Triage(givenOther.td).Clean, "a given args hash and other arguments: hashed, distinct calls, proved clean")
+	require.True(t, an.Triage(givenOther.Traces).Clean, "a given args hash and other arguments: hashed, distinct calls, proved clean")
 	noArgs := newTrace(93)
 	root = noArgs.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	noArgs.span("execute_tool f", root, 10, 20, attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "f"))
@@ -252,16 +252,16 @@ func TestTriageStopsAtEachRule(t *testing.T) {
 	breaks["two identities spelling one fallback key"] = spelled
 
 	for name, b := range breaks {
-		q := an.Triage(b.td)
+		q := an.Triage(b.Traces)
 		assert.False(t, q.Clean, name)
 	}
 	for _, name := range []string{"one idempotency key sent raw and hashed", "two identities spelling one fallback key",
 		"two fallback-keyed calls, one args hash given and one computed"} {
-		assert.False(t, an.Analyze(breaks[name].td).Signals.Clean(), name+": analysis finds the signal triage must not clear")
+		assert.False(t, an.Analyze(breaks[name].Traces).Signals.Clean(), name+": analysis finds the signal triage must not clear")
 	}
 }
 
-func spanIDOf(b *traceBuilder, i int) [8]byte { return b.spans.At(i).SpanID() }
+func spanIDOf(b *traceBuilder, i int) [8]byte { return b.Spans.At(i).SpanID() }
 
 // TestRememberCleanTakesTheSourceAnalysisTakes: a result element that is not valid JSON is
 // skipped for the next result source by both paths, so both remember the same result.
@@ -272,10 +272,10 @@ func TestRememberCleanTakesTheSourceAnalysisTakes(t *testing.T) {
 	root := b.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	b.span("execute_tool quote", root, 10, 200, genaiTool("quote", "c1", `{"sku":1}`,
 		attr("response", `{"result":{"price":10,}}`), attr("tool_response", "price is 10"))...)
-	q := an.Triage(b.td)
+	q := an.Triage(b.Traces)
 	require.True(t, q.Clean)
 	an.RememberClean(an.Settle(q, ""))
-	_, _, ok := mem.Recall(an.Analyze(b.td).Units[0].Last().ResultPrint)
+	_, _, ok := mem.Recall(an.Analyze(b.Traces).Units[0].Last().ResultPrint)
 	assert.True(t, ok)
 	assert.Equal(t, 1, mem.Len())
 }
@@ -288,16 +288,16 @@ func TestRememberCleanFeedsTheStaleCacheCheck(t *testing.T) {
 	b := newTrace(93)
 	root := b.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	b.span("execute_tool quote", root, 10, 200, genaiTool("quote", "c1", `{"sku":1}`, attr("gen_ai.tool.call.result", `{"price":10}`))...)
-	q := an.Triage(b.td)
+	q := an.Triage(b.Traces)
 	require.True(t, q.Clean)
 	st := an.Settle(q, "")
 	an.Recycle(q) // a settled trace is remembered after its tree went back
 	an.RememberClean(st)
-	want := an.Analyze(b.td).Units[0].Last().ResultPrint
+	want := an.Analyze(b.Traces).Units[0].Last().ResultPrint
 	at, trace, ok := mem.Recall(want)
 	require.True(t, ok, "the result is remembered exactly as analysis fingerprints it")
 	assert.Equal(t, b.TraceID, trace)
-	assert.Equal(t, b.spans.At(1).StartTimestamp(), at)
+	assert.Equal(t, b.Spans.At(1).StartTimestamp(), at)
 }
 
 // BenchmarkTriageAgentTraffic triages the default agentsim mix (90% clean), as a shard
@@ -430,8 +430,8 @@ func FuzzTriageNeverClearsASignal(f *testing.F) {
 			}
 		}
 		an := New(DefaultConfig(), nil)
-		tr := an.Analyze(b.td)
-		if q := an.Triage(b.td); q.Clean && !tr.Signals.Clean() {
+		tr := an.Analyze(b.Traces)
+		if q := an.Triage(b.Traces); q.Clean && !tr.Signals.Clean() {
 			t.Fatalf("triage proved clean a trace analysis found %+v (findings %v)", tr.Signals, tr.Findings)
 		}
 	})
@@ -456,7 +456,7 @@ func TestRecycleLetsAHugeTraceGo(t *testing.T) {
 	for i := range maxReusedSpans + 1 {
 		big.span("step", root, int64(i%900), int64(i%900+1))
 	}
-	q := an.Triage(big.td)
+	q := an.Triage(big.Traces)
 	require.True(t, q.Clean)
 	an.Recycle(q)
 	assert.Nil(t, an.spare, "the huge tree is not kept")
@@ -464,7 +464,7 @@ func TestRecycleLetsAHugeTraceGo(t *testing.T) {
 
 	small := newTrace(99)
 	small.span("invoke_agent a", noParent, 0, 10, agentSpan("a")...)
-	q = an.Triage(small.td)
+	q = an.Triage(small.Traces)
 	an.Recycle(q)
 	assert.NotNil(t, an.spare, "an ordinary tree is kept for the next trace")
 }
@@ -477,7 +477,7 @@ func TestSettledSurvivesLaterTriages(t *testing.T) {
 	a := newTrace(91)
 	ra := a.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	a.span("execute_tool quote", ra, 10, 200, genaiTool("quote", "c1", `{"sku":1}`, attr("gen_ai.tool.call.result", `{"price":10}`))...)
-	qa := an.Triage(a.td)
+	qa := an.Triage(a.Traces)
 	require.True(t, qa.Clean)
 	st := an.Settle(qa, "")
 	an.Recycle(qa)
@@ -485,7 +485,7 @@ func TestSettledSurvivesLaterTriages(t *testing.T) {
 	b := newTrace(92)
 	rb := b.span("invoke_agent b", noParent, 0, 1000, agentSpan("b")...)
 	b.span("execute_tool lookup", rb, 50, 300, genaiTool("lookup", "c9", `{"sku":2}`, attr("gen_ai.tool.call.result", `{"price":99}`))...)
-	qb := an.Triage(b.td)
+	qb := an.Triage(b.Traces)
 	require.True(t, qb.Clean)
 	an.Recycle(qb)
 
@@ -493,8 +493,8 @@ func TestSettledSurvivesLaterTriages(t *testing.T) {
 	assert.Equal(t, []string{"quote"}, st.Tools)
 	require.Equal(t, 1, mem.Len())
 	plain := New(DefaultConfig(), nil) // fingerprints without remembering
-	at, trace, ok := mem.Recall(plain.Analyze(a.td).Units[0].Last().ResultPrint)
+	at, trace, ok := mem.Recall(plain.Analyze(a.Traces).Units[0].Last().ResultPrint)
 	require.True(t, ok, "a's own result, not the one b's triage left in the scratch")
 	assert.Equal(t, a.TraceID, trace)
-	assert.Equal(t, a.spans.At(1).StartTimestamp(), at)
+	assert.Equal(t, a.Spans.At(1).StartTimestamp(), at)
 }

@@ -24,7 +24,7 @@ import (
 func interleave(traces []ptrace.Traces, perBatch int) []ptrace.Traces {
 	var singles [][]ptrace.Traces
 	for _, td := range traces {
-		singles = append(singles, buffertest.OneSpanPer(td))
+		singles = append(singles, tracespans.OnePerRequest(td))
 	}
 	var batches []ptrace.Traces
 	cur := ptrace.NewTraces()
@@ -108,7 +108,7 @@ func TestDeadlines(t *testing.T) {
 
 	h.Advance(27 * time.Second) // t = 29s: the late root arrives, its grace would end at 31s
 	var root ptrace.Traces
-	for _, one := range buffertest.OneSpanPer(late) {
+	for _, one := range tracespans.OnePerRequest(late) {
 		if one.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).ParentSpanID().IsEmpty() {
 			root = one
 		}

@@ -140,7 +140,7 @@ func TestEachBufferedSpanCarriesItsArrival(t *testing.T) {
 	cfg.NumShards = 1
 	h := newHarness(t, cfg, nil)
 	id := buffertest.TraceID(7)
-	for _, td := range buffertest.OneSpanPer(buffertest.WithoutRoot(buffertest.StormTrace(id))) {
+	for _, td := range tracespans.OnePerRequest(buffertest.WithoutRoot(buffertest.StormTrace(id))) {
 		h.Consume(td)
 	}
 	h.Consume(buffertest.CleanTrace(id, "lookup"))

@@ -124,19 +124,6 @@ func SinkSpans(sink *consumertest.TracesSink) map[pcommon.TraceID][]ptrace.Span 
 	return out
 }
 
-// OneSpanPer splits td into one Traces per span, each with its resource and scope.
-func OneSpanPer(td ptrace.Traces) []ptrace.Traces {
-	var out []ptrace.Traces
-	for _, s := range tracespans.All(td) {
-		one := ptrace.NewTraces()
-		rs := one.ResourceSpans().AppendEmpty()
-		rs.Resource().Attributes().PutStr("service.name", "checkout-agent")
-		s.CopyTo(rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty())
-		out = append(out, one)
-	}
-	return out
-}
-
 // AllSpans is every span of td, in order.
 func AllSpans(td ptrace.Traces) []ptrace.Span {
 	var out []ptrace.Span
