@@ -4,8 +4,8 @@
 //
 // # Use
 //
-// Split the input with [SplitLines] (Python's universal newlines, so line numbers agree
-// with the script's), give each line to [ParseLine], give each event to [Scanner.Add],
+// Split the input with [SplitLines] (at "\n" only, as CPython reads stdin on POSIX, so line
+// numbers agree with the script's), give each line to [ParseLine], give each event to [Scanner.Add],
 // then write [Scanner.Report] with [Report.WriteJSON]. ParseLine and Add return errors for
 // lines the caller reports and counts; a line with an error takes no part in the report.
 //

@@ -141,26 +141,16 @@ func exportString(s string, lone bool) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// SplitLines is a bufio.SplitFunc that splits as Python's text-mode stdin does (universal
-// newlines): "\n", "\r\n" and a lone "\r" each end a line. Use it so that line numbers match
-// the script's; give the bufio.Scanner a buffer as large as the longest line.
+// SplitLines is a bufio.SplitFunc that splits as the script's stdin does on POSIX: at "\n"
+// only (CPython opens stdin there with newline="\n", not universal newlines). A "\r"
+// before the "\n" stays in the line, where ParseLine strips it as strip() does; a "\r"
+// inside a line is JSON whitespace or makes the line invalid. Use it so that line numbers
+// match the script's; give the bufio.Scanner a buffer as large as the longest line.
 func SplitLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
 	if atEOF && len(data) == 0 {
 		return 0, nil, nil
 	}
-	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
-		if data[i] == '\n' {
-			return i + 1, data[:i], nil
-		}
-		if i+1 < len(data) {
-			if data[i+1] == '\n' {
-				return i + 2, data[:i], nil
-			}
-			return i + 1, data[:i], nil
-		}
-		if !atEOF {
-			return 0, nil, nil // a "\n" may follow this "\r"
-		}
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
 		return i + 1, data[:i], nil
 	}
 	if atEOF {

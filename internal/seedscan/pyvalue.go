@@ -342,35 +342,35 @@ func floatRepr(f float64, inf, nan string) string {
 }
 
 // hashKey is the identity of a hashable value in a Python set: values that compare equal
-// (1, 1.0 and True; 0, -0.0 and False) share a key. unique is set for NaN, which equals
-// nothing, not even another NaN from the same input. Lists and objects are unhashable.
-func hashKey(v any) (key string, unique bool, err error) {
+// (1, 1.0 and True; 0, -0.0 and False) share a key. Every NaN json.loads returns is one
+// shared float object, so NaNs are one element too. Lists and objects are unhashable.
+func hashKey(v any) (string, error) {
 	switch v := v.(type) {
 	case string:
-		return "s" + v, false, nil
+		return "s" + v, nil
 	case nil:
-		return "n", false, nil
+		return "n", nil
 	case bool:
 		if v {
-			return "i1", false, nil
+			return "i1", nil
 		}
-		return "i0", false, nil
+		return "i0", nil
 	case json.Number:
 		if !isFloatLiteral(v) {
-			return "i" + pyIntLiteral(v).String(), false, nil
+			return "i" + pyIntLiteral(v).String(), nil
 		}
 		f := pyFloat(v)
 		switch {
 		case math.IsNaN(f):
-			return "", true, nil
+			return "fnan", nil
 		case math.IsInf(f, 0):
-			return "f" + strconv.FormatFloat(f, 'g', -1, 64), false, nil
+			return "f" + strconv.FormatFloat(f, 'g', -1, 64), nil
 		case f == math.Trunc(f):
 			n, _ := pyIntOfFloat(f)
-			return "i" + n.String(), false, nil
+			return "i" + n.String(), nil
 		}
-		return "f" + strconv.FormatFloat(f, 'g', -1, 64), false, nil
+		return "f" + strconv.FormatFloat(f, 'g', -1, 64), nil
 	default:
-		return "", false, errUnhashable
+		return "", errUnhashable
 	}
 }

@@ -50,6 +50,7 @@ type stormSpan struct {
 	sp   *span
 	kept []int // row indices in attempt order; nil when all rows are kept and unsorted
 	n    int
+	seq  int64 // of the span's first kept row: its place in the script's dict
 }
 
 // Report computes the report for everything added so far. It does not change the scanner:
@@ -57,11 +58,17 @@ type stormSpan struct {
 func (s *Scanner) Report() Report {
 	r := Report{ToolEvents: s.toolEvents, IncompleteEvents: s.incomplete}
 	var storms []stormSpan
+	moved := false
 	for _, sp := range s.order {
 		kept, dropped := s.settle(sp)
 		n := len(sp.rows)
 		if kept != nil {
 			n = len(kept)
+		}
+		seq := sp.seq
+		if len(dropped) > 0 {
+			seq = sp.firstKeptSeq(kept)
+			moved = true
 		}
 		r.ToolEvents -= int64(len(dropped))
 		r.Dropped = append(r.Dropped, dropped...)
@@ -73,8 +80,11 @@ func (s *Scanner) Report() Report {
 			r.StatusFlipSpans++
 		}
 		if n >= s.threshold {
-			storms = append(storms, stormSpan{sp: sp, kept: kept, n: n})
+			storms = append(storms, stormSpan{sp: sp, kept: kept, n: n, seq: seq})
 		}
+	}
+	if moved { // a span whose first attempt was dropped starts at its next one
+		slices.SortStableFunc(storms, func(a, b stormSpan) int { return cmp.Compare(a.seq, b.seq) })
 	}
 	slices.SortStableFunc(r.Dropped, func(a, b Dropped) int { return cmp.Compare(a.seq, b.seq) })
 	r.StormSpans = int64(len(storms))
@@ -109,6 +119,22 @@ func (s *Scanner) settle(sp *span) (kept []int, dropped []Dropped) {
 		}
 	}
 	return idx[lo : hi+1], dropped
+}
+
+// firstKeptSeq is the seq of the first row, in the order added, that settle kept.
+func (sp *span) firstKeptSeq(kept []int) int64 {
+	if len(kept) == 0 {
+		return sp.seq
+	}
+	first := slices.Min(kept)
+	seq := sp.seq
+	for _, sus := range sp.suspects {
+		if sus.row >= first {
+			break
+		}
+		seq = sus.nextSeq // rows before first were all dropped, so all were suspects
+	}
+	return seq
 }
 
 func (sp *span) dropped(rowIndex int, start bool) Dropped {
@@ -152,7 +178,7 @@ func (s *Scanner) flips(sp *span, kept []int) bool {
 			seen, have = c, true
 			return false
 		}
-		return c == nanStatus || seen == nanStatus || c != seen
+		return c != seen
 	}
 	if kept == nil {
 		for _, r := range sp.rows {

@@ -32,8 +32,9 @@ type Scanner struct {
 // span is one str(span_id) group of complete attempts.
 type span struct {
 	id       string
+	seq      int64 // of the span's first attempt, the span's place in the script's dict
 	rows     []row
-	args     []string          // distinct args_hash keys in order; "" for each NaN
+	args     []string          // distinct args_hash keys in order
 	argIndex map[string]uint32 // over args, once there are many
 	first    firstRow          // the row that sorts first among those with a usable t_start
 	last     lastRow           // the row that sorts last among those with a usable t_end
@@ -52,7 +53,6 @@ const (
 	flagBadStart   = 1 << 30
 	flagBadEnd     = 1 << 29
 	argsMask       = flagBadEnd - 1
-	nanStatus      = -1 // a status class that equals nothing
 )
 
 type firstRow struct {
@@ -67,8 +67,11 @@ type lastRow struct {
 }
 
 type suspect struct {
-	row              int
-	seq              int64
+	row int
+	seq int64
+	// nextSeq is the seq of the span's next row, which takes the span's place in the
+	// script's dict if this row, the span's first, is dropped.
+	nextSeq          int64
 	origin           Origin
 	errStart, errEnd error
 }
@@ -107,7 +110,7 @@ func (s *Scanner) Add(e Event) error {
 	if err != nil {
 		return err
 	}
-	argsKey, argsUnique, err := hashKey(field("args_hash"))
+	argsKey, err := hashKey(field("args_hash"))
 	if err != nil {
 		return fmt.Errorf("%w: a set of args_hash values: args_hash is a %s (unhashable)", ErrScriptCrash, pyTypeName(field("args_hash")))
 	}
@@ -116,11 +119,14 @@ func (s *Scanner) Add(e Event) error {
 	key := pyStr(field("span_id"))
 	sp := s.spans[key]
 	if sp == nil {
-		sp = &span{id: key}
+		sp = &span{id: key, seq: s.added}
 		s.spans[key] = sp
 		s.order = append(s.order, sp)
 	}
-	r := row{status: status, args: sp.argIndexOf(argsKey, argsUnique)}
+	if n := len(sp.suspects); n > 0 && sp.suspects[n-1].row == len(sp.rows)-1 {
+		sp.suspects[n-1].nextSeq = s.added
+	}
+	r := row{status: status, args: sp.argIndexOf(argsKey)}
 	if attempt.big != nil {
 		r.attempt = int64(len(s.bigs))
 		r.args |= flagBigAttempt
@@ -170,7 +176,7 @@ func complete(e Event) bool {
 
 // status interns a status value and gives its text id a class for the status-flip set.
 func (s *Scanner) status(v any) (uint32, error) {
-	key, unique, err := hashKey(v)
+	key, err := hashKey(v)
 	if err != nil {
 		return 0, fmt.Errorf("%w: set(statuses): status is a %s (unhashable)", ErrScriptCrash, pyTypeName(v))
 	}
@@ -178,16 +184,12 @@ func (s *Scanner) status(v any) (uint32, error) {
 	for int(id) >= len(s.classOf) {
 		s.classOf = append(s.classOf, 0)
 	}
-	switch class, ok := s.statusKey[key]; {
-	case unique:
-		s.classOf[id] = nanStatus
-	case ok:
-		s.classOf[id] = class
-	default:
+	class, ok := s.statusKey[key]
+	if !ok {
 		class = int32(len(s.statusKey))
 		s.statusKey[key] = class
-		s.classOf[id] = class
 	}
+	s.classOf[id] = class
 	return id, nil
 }
 
@@ -205,18 +207,16 @@ func (s *Scanner) intern(v any) uint32 {
 }
 
 // argIndexOf returns the index of an args_hash key among the span's distinct values,
-// adding it if new; each NaN is a new value.
-func (sp *span) argIndexOf(key string, unique bool) uint32 {
-	if !unique {
-		if sp.argIndex != nil {
-			if i, ok := sp.argIndex[key]; ok {
-				return i
-			}
-		} else {
-			for i, k := range sp.args {
-				if k == key && k != "" {
-					return uint32(i)
-				}
+// adding it if new.
+func (sp *span) argIndexOf(key string) uint32 {
+	if sp.argIndex != nil {
+		if i, ok := sp.argIndex[key]; ok {
+			return i
+		}
+	} else {
+		for i, k := range sp.args {
+			if k == key {
+				return uint32(i)
 			}
 		}
 	}
@@ -224,15 +224,11 @@ func (sp *span) argIndexOf(key string, unique bool) uint32 {
 	sp.args = append(sp.args, key)
 	switch {
 	case sp.argIndex != nil:
-		if !unique {
-			sp.argIndex[key] = i
-		}
+		sp.argIndex[key] = i
 	case len(sp.args) > indexFrom:
 		sp.argIndex = make(map[string]uint32, 2*len(sp.args))
 		for j, k := range sp.args {
-			if k != "" {
-				sp.argIndex[k] = uint32(j)
-			}
+			sp.argIndex[k] = uint32(j)
 		}
 	}
 	return i

@@ -190,19 +190,27 @@ func TestEventGet(t *testing.T) {
 }
 
 func TestSplitLines(t *testing.T) {
-	input := "a\nb\r\nc\rd\r\re\n\nf"
+	input := "a\nb\r\nc\rd\n\ne"
 	var got []string
 	for _, l := range splitKeepingEnds([]byte(input)) {
 		_, tok, _ := SplitLines(l, true)
 		got = append(got, string(tok))
 	}
-	want := []string{"a", "b", "c", "d", "", "e", "", "f"}
+	want := []string{"a", "b\r", "c\rd", "", "e"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("lines = %q, want %q", got, want)
 	}
-	// A "\r" at the end of the buffer waits for more input: it may be half of "\r\n".
 	if adv, tok, _ := SplitLines([]byte("x\r"), false); adv != 0 || tok != nil {
 		t.Errorf("SplitLines(x\\r, more to come) = %d, %q; want to ask for more", adv, tok)
+	}
+	// A "\r" inside a line is JSON whitespace; at its ends strip() removes it.
+	for _, line := range []string{"{\"a\":\r1}", "\r{\"a\":1}\r"} {
+		if _, ok, err := ParseLine([]byte(line)); !ok || err != nil {
+			t.Errorf("ParseLine(%q) = %v, %v", line, ok, err)
+		}
+	}
+	if _, _, err := ParseLine([]byte("{\"a\":1}\r{\"b\":2}")); !errors.Is(err, ErrNotJSON) {
+		t.Errorf("two objects joined by \\r: %v, want ErrNotJSON", err)
 	}
 }
 
