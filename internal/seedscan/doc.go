@@ -16,9 +16,10 @@
 // what the script prints for the input without those lines. Errors for them wrap
 // [ErrScriptCrash]:
 //
-//   - ParseLine: a line that is not valid UTF-8 (the script's stdin decoding fails); a
-//     line whose JSON value is not an object (AttributeError on event.get); an integer
-//     literal of more than 4300 digits (Python's default int string limit, ValueError).
+//   - ParseLine: a line that is not valid UTF-8 (the script's stdin decoding fails under a
+//     UTF-8 locale; a C locale's surrogateescape reads it instead); a line whose JSON value
+//     is not an object (AttributeError on event.get); an integer literal of more than 4300
+//     digits (Python's default int string limit, ValueError).
 //   - Add, for a complete tool_attempt (incomplete ones are only counted, as the script
 //     does): an attempt that Python's int() rejects (a list, object, NaN, infinity, a
 //     string that is not an integer); a status or args_hash that is a list or an object

@@ -294,6 +294,12 @@ func TestDeferredTimestampCrashes(t *testing.T) {
 			wantDropped: []int64{1},
 		},
 		{
+			name: "a span whose first line is dropped moves after a later span",
+			lines: []string{attemptLine(`"a"`, "1", bad("t_start")), attemptLine(`"b"`, "1", nil), attemptLine(`"b"`, "2", nil),
+				attemptLine(`"a"`, "2", nil), attemptLine(`"a"`, "3", nil)},
+			wantDropped: []int64{1},
+		},
+		{
 			name:        "a storm of one",
 			lines:       []string{attemptLine(`"s"`, "1", bad("t_end"))},
 			threshold:   1,
