@@ -2,13 +2,17 @@
 GO       ?= go
 PKGS     := ./...
 
-.PHONY: test vet fmtcheck unit browser
+.PHONY: test vet fmtcheck unit browser python
 
-test: fmtcheck vet browser unit e2e
+test: fmtcheck vet browser python unit e2e
 
 # The stormreport page test renders in headless Chromium; install it when missing.
 browser:
 	@bash .ci/ensure-chromium
+
+# The seedscan test compares with the seed's Python scanner; install python3 when missing.
+python:
+	@bash .ci/ensure-python3
 
 fmtcheck:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_build/*'))"; \
