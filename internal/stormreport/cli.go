@@ -11,6 +11,7 @@ import (
 )
 
 const usage = `usage: stormreport [--json] [--html FILE] [--top N] [--truth FILE] SUMMARY_FILE|GLOB...
+       stormreport scan [flags] [FILE...|-]   (stormreport scan -h)
 
 Reads storm summary files written by the storm_summary exporter (a summary file brings
 its rotated and compressed backups along) and prints the top storms, totals by class,
@@ -97,12 +98,18 @@ func run(opts options, stdout, stderr io.Writer) error {
 	if input.SkippedLines > 0 {
 		fmt.Fprintf(stderr, "stormreport: skipped %d lines that are not storm summary records\n", input.SkippedLines)
 	}
-	if opts.html != "" {
-		if err := writeHTMLFile(opts.html, input, report); err != nil {
+	return Output(stdout, input, report, opts.json, opts.html)
+}
+
+// Output writes the report: the page to htmlPath when it is not empty, then JSON or text
+// to stdout.
+func Output(stdout io.Writer, input *Input, report Report, asJSON bool, htmlPath string) error {
+	if htmlPath != "" {
+		if err := writeHTMLFile(htmlPath, input, report); err != nil {
 			return err
 		}
 	}
-	if opts.json {
+	if asJSON {
 		return WriteJSON(stdout, report)
 	}
 	return WriteText(stdout, input, report)

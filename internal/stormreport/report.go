@@ -44,6 +44,38 @@ type Report struct {
 	TraceFindings []TraceFindingRow `json:"trace_findings"`
 	// Truth holds the report to agentsim's ground truth, when one was given.
 	Truth *TruthComparison `json:"truth,omitempty"`
+	// Scan says what `stormreport scan` read and decided, when the records came from it.
+	Scan *ScanSummary `json:"scan,omitempty"`
+}
+
+// ScanSummary is what `stormreport scan` read to make the records of a report, and what it
+// could not read or had to decide early.
+type ScanSummary struct {
+	// Files counts the inputs read (stdin counts as one); Unreadable those that could not
+	// be opened or recognised.
+	Files      int `json:"files"`
+	Unreadable int `json:"unreadable_files"`
+	// Bytes counts the bytes read from the inputs, as stored (compressed ones compressed).
+	Bytes int64 `json:"bytes"`
+	// Spans counts the spans handed to the analysis; SeedAttempts the seed-format
+	// tool_attempt lines among them (one span each).
+	Spans        int64 `json:"spans"`
+	SeedAttempts int64 `json:"seed_attempts"`
+	// SkippedLines counts parsed lines that are neither traces nor tool attempts (the
+	// seed's other events); BadLines the lines or messages that did not parse.
+	SkippedLines int64 `json:"skipped_lines"`
+	BadLines     int64 `json:"bad_lines"`
+	// Traces counts the traces decided, by decision (kept, dropped).
+	Traces map[string]int64 `json:"traces"`
+	// EarlyDecisions counts traces decided before the input ended because the memory bound
+	// (max_buffered_bytes) or max_trace_bytes was reached, by cause: they were judged on the
+	// spans read by then.
+	EarlyDecisions map[string]int64 `json:"early_decisions"`
+	// LateSpans counts spans that came after their trace was decided for good: they
+	// followed the decision and were not analysed.
+	LateSpans int64 `json:"late_spans"`
+	// MaxBufferedBytes is the memory bound the scan ran with.
+	MaxBufferedBytes int64 `json:"max_buffered_bytes"`
 }
 
 // TraceFindingRow is one finding record: the span its findings concern and the findings.

@@ -22,6 +22,9 @@ func WriteJSON(w io.Writer, report Report) error {
 // WriteText writes the report as plain-text tables.
 func WriteText(w io.Writer, input *Input, report Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if report.Scan != nil {
+		writeScan(tw, report.Scan)
+	}
 	fmt.Fprintf(tw, "%d recorded calls from %d files: %d storms, %d status flips, %d attempts (%d failed), %s tokens on failed attempts\n",
 		report.Spans, len(input.Files), report.StormSpans, report.StatusFlipSpans,
 		report.ToolEvents, report.FailedAttempts, formatTokens(report.FailedTokens))
@@ -58,6 +61,24 @@ func WriteText(w io.Writer, input *Input, report Report) error {
 		}
 	}
 	return nil
+}
+
+// writeScan says what the scan read and what it decided early, before the records' totals.
+func writeScan(w io.Writer, s *ScanSummary) {
+	fmt.Fprintf(w, "scanned %d files (%d unreadable), %d bytes: %d spans (%d seed-format attempts), %d traces kept, %d dropped",
+		s.Files, s.Unreadable, s.Bytes, s.Spans, s.SeedAttempts, s.Traces["kept"], s.Traces["dropped"])
+	if s.BadLines > 0 || s.SkippedLines > 0 {
+		fmt.Fprintf(w, "; %d lines did not parse, %d skipped", s.BadLines, s.SkippedLines)
+	}
+	fmt.Fprintln(w)
+	if early := s.EarlyDecisions["memory_pressure"] + s.EarlyDecisions["trace_bytes"]; early > 0 {
+		fmt.Fprintf(w, "%d traces decided before the input ended (memory bound %d bytes: %d, max_trace_bytes: %d): judged on the spans read by then\n",
+			early, s.MaxBufferedBytes, s.EarlyDecisions["memory_pressure"], s.EarlyDecisions["trace_bytes"])
+	}
+	if s.LateSpans > 0 {
+		fmt.Fprintf(w, "%d spans came after their trace was decided and were not analysed\n", s.LateSpans)
+	}
+	fmt.Fprintln(w)
 }
 
 // writeTraceFindings lists the finding records, one row per finding.
