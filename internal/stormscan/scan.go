@@ -1,0 +1,403 @@
+// Package stormscan is `stormreport scan`: the retry_storm analysis over trace files and
+// seed-format JSONL, offline. It runs the processor the collector runs (in its offline
+// mode: traces are decided when the input ends or the memory bound is reached, never
+// because time passed) in front of the storm_summary exporter, so the records of a trace
+// are the ones a collector with the same retry_storm settings writes; then it prints the
+// report stormreport prints for those records, or, with --seed-report, the report of the
+// seed's per-attempt scanner.
+package stormscan // import "github.com/retrystorm/retrystorm/internal/stormscan"
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/internal/seedscan"
+	"github.com/retrystorm/retrystorm/internal/stormreport"
+	"github.com/retrystorm/retrystorm/internal/stormreport/summaryfile"
+)
+
+const usage = `usage: stormreport scan [flags] [FILE...|-]
+
+Runs the retry_storm analysis over trace files: OTLP/JSON (the collector file exporter's
+output, one request per line, or one document), the file exporter's protobuf format, or
+seed-format per-attempt JSONL ("event":"tool_attempt" lines); .gz and .zst files are read
+compressed; no file or - reads stdin. Writes the storm and finding records (-o) and prints
+the stormreport report of them (text, --json, --html FILE), or with --seed-report the seed
+scanner's JSON report of the seed-format lines.
+
+flags:
+`
+
+// defaultMaxBufferedBytes is the scan's memory bound: OTLP-encoded bytes of spans held
+// while their traces are assembled (the processor's max_buffered_bytes).
+const defaultMaxBufferedBytes = 32 << 20
+
+// maxBadLinesShown bounds the bad lines named on stderr; the rest are counted.
+const maxBadLinesShown = 100
+
+type options struct {
+	format      Format
+	config      string
+	processor   string
+	keyFile     string
+	keyEnv      string
+	maxBuffered int64
+	out         string
+	include     string
+	json        bool
+	html        string
+	top         int
+	seedReport  bool
+	files       []string
+}
+
+// Run is `stormreport scan ARGS`: it returns the exit status, 0 when the scan ran, 1 when
+// no input could be read or the records could not be written, 2 for a usage or
+// configuration error.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	opts, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
+		return 2
+	}
+	ec, err := opts.engineConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
+		return 2
+	}
+	return run(context.Background(), opts, ec, stdin, stdout, stderr)
+}
+
+func parseArgs(args []string, stderr io.Writer) (options, error) {
+	opts := options{format: FormatAuto, top: 20, maxBuffered: defaultMaxBufferedBytes}
+	fs := flag.NewFlagSet("stormreport scan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	format := fs.String("format", string(FormatAuto), "input format: auto, otlp-json, otlp-proto or seed")
+	fs.StringVar(&opts.config, "config", "", "collector configuration whose retry_storm section (and storm_summary include and trace_url) the scan uses; defaults otherwise")
+	fs.StringVar(&opts.processor, "processor", "", "which retry_storm processor of --config, when it has several (retry_storm/NAME or NAME)")
+	fs.StringVar(&opts.keyFile, "key-file", "", "file holding the HMAC key for argument and result hashes (hashing.key_file)")
+	fs.StringVar(&opts.keyEnv, "key-env", "", "environment variable holding the HMAC key (hashing.key_env)")
+	fs.Int64Var(&opts.maxBuffered, "max-buffered-bytes", defaultMaxBufferedBytes, "OTLP-encoded bytes of spans held while traces are assembled; past it the oldest traces are decided early")
+	fs.StringVar(&opts.out, "o", "", "write the storm and finding records to this file (replaced, with its rotated parts)")
+	fs.StringVar(&opts.include, "include", "", "records written, comma-separated: storm, failure, finding (default: storm_summary's include in --config, else storm,finding)")
+	fs.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	fs.StringVar(&opts.html, "html", "", "also write the report as a self-contained HTML page to this file")
+	fs.IntVar(&opts.top, "top", 20, "storms per ranking and on the page (0 = all)")
+	fs.BoolVar(&opts.seedReport, "seed-report", false, "print the seed scanner's JSON report of the seed-format lines instead of the report")
+	for {
+		if err := fs.Parse(args); err != nil {
+			return opts, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		opts.files = append(opts.files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	var err error
+	if opts.format, err = parseFormat(*format); err != nil {
+		return opts, err
+	}
+	if opts.top < 0 {
+		return opts, errors.New("--top must not be negative")
+	}
+	if opts.maxBuffered <= 0 {
+		return opts, errors.New("--max-buffered-bytes must be greater than 0")
+	}
+	if opts.seedReport && opts.json {
+		return opts, errors.New("--seed-report and --json both choose what is printed: give one")
+	}
+	if len(opts.files) == 0 {
+		opts.files = []string{"-"}
+	}
+	return opts, nil
+}
+
+// engineConfig is the configuration the flags and --config make.
+func (o options) engineConfig() (engineConfig, error) {
+	ec := defaultEngineConfig()
+	if o.config != "" {
+		var err error
+		if ec, err = loadEngineConfig(o.config, o.processor); err != nil {
+			return ec, err
+		}
+	} else if o.processor != "" {
+		return ec, errors.New("--processor names a section of --config, and no --config was given")
+	}
+	if o.keyFile != "" || o.keyEnv != "" {
+		ec.processor.Hashing.KeyFile, ec.processor.Hashing.KeyEnv = o.keyFile, o.keyEnv
+	}
+	ec.processor.MaxBufferedBytes = o.maxBuffered
+	if o.include != "" {
+		ec.include = strings.Split(o.include, ",")
+	}
+	return ec, nil
+}
+
+// scan is one run: what it feeds the engine and what it counts on the way.
+type scan struct {
+	ctx     context.Context
+	engine  *engine
+	format  Format
+	seeds   *seedSpans
+	seedRep *seedscan.Scanner // nil without --seed-report
+	stderr  io.Writer
+	summary stormreport.ScanSummary
+	read    *progress
+}
+
+func run(ctx context.Context, opts options, ec engineConfig, stdin io.Reader, stdout, stderr io.Writer) int {
+	s := &scan{ctx: ctx, format: opts.format, seeds: newSeedSpans(), stderr: stderr,
+		summary: stormreport.ScanSummary{MaxBufferedBytes: opts.maxBuffered}}
+	if opts.seedReport {
+		s.seedRep = seedscan.NewScanner(ec.processor.StormThreshold)
+	}
+	// The seed report alone needs no records: the analysis runs when they are written or
+	// reported.
+	records := opts.out
+	if !opts.seedReport || opts.out != "" || opts.html != "" {
+		if records == "" {
+			dir, err := os.MkdirTemp("", "stormscan-*")
+			if err != nil {
+				fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
+				return 1
+			}
+			defer os.RemoveAll(dir)
+			records = filepath.Join(dir, "records.jsonl")
+		} else if err := removeRecords(records); err != nil {
+			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
+			return 1
+		}
+		eng, err := newEngine(ctx, ec, records, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
+			return 2
+		}
+		s.engine = eng
+	}
+	s.read = newProgress(opts.files, stderr, s.engine)
+	readable := s.readAll(opts.files, stdin)
+	s.read.stop()
+	if s.engine != nil {
+		if err := s.engine.finish(ctx); err != nil {
+			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
+			return 1
+		}
+		if err := s.summarise(); err != nil {
+			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
+			return 1
+		}
+	}
+	if readable == 0 {
+		fmt.Fprintf(stderr, "stormreport scan: no input could be read\n")
+		return 1
+	}
+	if s.seedRep != nil && s.summary.SeedAttempts == 0 {
+		fmt.Fprintf(stderr, "stormreport scan: no seed-format tool_attempt line in the input\n")
+	}
+	var seedReport seedscan.Report
+	if s.seedRep != nil {
+		seedReport = s.seedRep.Report()
+		// Attempts the seed's scanner would crash on only once their span is reported (a
+		// first t_start or last t_end that is not an integer) are left out here.
+		for _, d := range seedReport.Dropped {
+			s.bad(position{file: d.Origin.File, line: int(d.Origin.Line)}, d.Err)
+		}
+	}
+	if s.engine == nil {
+		if err := seedReport.WriteJSON(stdout); err != nil {
+			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if err := s.output(opts, records, seedReport, stdout); err != nil {
+		fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// removeRecords clears the records file of an earlier scan, rotated parts included, so the
+// report reads this scan's records only.
+func removeRecords(path string) error {
+	backups, err := summaryfile.Backups(path)
+	if err != nil {
+		return err
+	}
+	for _, f := range append(backups, path) {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("replace records file: %w", err)
+		}
+	}
+	return nil
+}
+
+// readAll reads every input and returns how many could be read.
+func (s *scan) readAll(files []string, stdin io.Reader) int {
+	readable := 0
+	for _, name := range files {
+		s.summary.Files++
+		err := s.readOne(name, stdin)
+		if err != nil {
+			s.summary.Unreadable++
+			fmt.Fprintf(s.stderr, "stormreport scan: %s: %v\n", displayName(name), err)
+			continue
+		}
+		readable++
+	}
+	return readable
+}
+
+func displayName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return name
+}
+
+func (s *scan) readOne(name string, stdin io.Reader) error {
+	var r io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	counted := &countingReader{r: r, total: &s.summary.Bytes, progress: s.read}
+	if err := readInput(displayName(name), counted, s.format, s); err != nil {
+		return err
+	}
+	return s.flushSeeds()
+}
+
+func (s *scan) traces(td ptrace.Traces) error {
+	if s.engine == nil {
+		s.skipped() // the seed report reads seed-format lines only
+		return nil
+	}
+	s.summary.Spans += int64(td.SpanCount())
+	return s.consume(td)
+}
+
+func (s *scan) consume(td ptrace.Traces) error {
+	if err := s.engine.consume(s.ctx, td); err != nil {
+		return fmt.Errorf("analysis: %w", err)
+	}
+	return nil
+}
+
+func (s *scan) seedLine(where position, line []byte) error {
+	ev, ok, err := seedscan.ParseLine(line)
+	if err != nil {
+		s.bad(where, err)
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	if !ev.IsToolAttempt() {
+		s.skipped()
+		return nil
+	}
+	if s.seedRep != nil {
+		ev.Origin = seedscan.Origin{File: where.file, Line: int64(where.line)}
+		if err := s.seedRep.Add(ev); err != nil {
+			s.bad(where, err)
+		}
+	}
+	s.summary.SeedAttempts++
+	if s.engine == nil {
+		return nil
+	}
+	s.summary.Spans++
+	s.seeds.add(ev)
+	if s.seeds.len() >= seedBatchSpans {
+		return s.flushSeeds()
+	}
+	return nil
+}
+
+func (s *scan) flushSeeds() error {
+	if s.engine == nil || s.seeds.len() == 0 {
+		return nil
+	}
+	return s.consume(s.seeds.take())
+}
+
+func (s *scan) bad(where position, err error) {
+	s.summary.BadLines++
+	if s.summary.BadLines <= maxBadLinesShown {
+		s.read.clear()
+		fmt.Fprintf(s.stderr, "stormreport scan: %s: %v\n", where, err)
+	}
+}
+
+func (s *scan) skipped() { s.summary.SkippedLines++ }
+
+// summarise completes the summary from the processor's telemetry and says on stderr what
+// a reader of the report must know: lines that did not parse, traces decided early.
+func (s *scan) summarise() error {
+	c, err := s.engine.counts(s.ctx)
+	if err != nil {
+		return err
+	}
+	s.summary.Traces, s.summary.EarlyDecisions, s.summary.LateSpans = c.traces, c.earlyDecisions, c.lateSpans
+	if hidden := s.summary.BadLines - maxBadLinesShown; hidden > 0 {
+		fmt.Fprintf(s.stderr, "stormreport scan: %d more lines did not parse\n", hidden)
+	}
+	if early := c.earlyDecisions["memory_pressure"] + c.earlyDecisions["trace_bytes"]; early > 0 {
+		fmt.Fprintf(s.stderr, "stormreport scan: %d traces decided before the input ended (%d at the memory bound, --max-buffered-bytes %d; %d past max_trace_bytes): each was judged on the spans read by then\n",
+			early, c.earlyDecisions["memory_pressure"], s.summary.MaxBufferedBytes, c.earlyDecisions["trace_bytes"])
+	}
+	if c.lateSpans > 0 {
+		fmt.Fprintf(s.stderr, "stormreport scan: %d spans came after their trace was decided and were not analysed\n", c.lateSpans)
+	}
+	for cause, n := range c.droppedSpans {
+		fmt.Fprintf(s.stderr, "stormreport scan: %d spans lost (%s)\n", n, cause)
+	}
+	return nil
+}
+
+// output prints the seed report or the records' report.
+func (s *scan) output(opts options, records string, seedReport seedscan.Report, stdout io.Writer) error {
+	files, err := stormreport.ResolveFiles([]string{records})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err != nil {
+		files = nil // no record was written
+	}
+	input, err := stormreport.Read(files)
+	if err != nil {
+		return err
+	}
+	report := stormreport.BuildFrom(input, opts.top)
+	report.Scan = &s.summary
+	if opts.seedReport {
+		if opts.html != "" {
+			if err := stormreport.Output(io.Discard, input, report, false, opts.html); err != nil {
+				return err
+			}
+		}
+		return seedReport.WriteJSON(stdout)
+	}
+	return stormreport.Output(stdout, input, report, opts.json, opts.html)
+}

@@ -1,0 +1,123 @@
+package stormscan
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrystorm/retrystorm/internal/stormreport"
+)
+
+// seedExample is the seed's labeled example: one charge_card call tried three times.
+const seedExample = `{"event":"tool_attempt","run_id":"run_7f3","span_id":"span_19","attempt":1,"tool_name":"charge_card","args_hash":"a91c9e0c","idem_hash":"e2b1aa44","status":"timeout","t_start":1757385600120,"t_end":1757385604120,"token_in":812,"token_out":0,"side_effect":"unknown"}
+{"event":"tool_attempt","run_id":"run_7f3","span_id":"span_19","attempt":2,"tool_name":"charge_card","args_hash":"a91c9e0c","idem_hash":"e2b1aa44","status":"error","t_start":1757385604200,"t_end":1757385606100,"token_in":790,"token_out":48,"side_effect":"unknown"}
+{"event":"tool_attempt","run_id":"run_7f3","span_id":"span_19","attempt":3,"tool_name":"charge_card","args_hash":"a91c9e0c","idem_hash":"e2b1aa44","status":"ok","t_start":1757385606200,"t_end":1757385607800,"token_in":788,"token_out":36,"side_effect":"external"}
+`
+
+// TestScanSeedExample reads the seed's example from stdin: one storm record, the call the
+// processor makes of the three attempts (the same as of spans carrying the fields), and
+// with --seed-report the seed scanner's numbers for it.
+func TestScanSeedExample(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "records.jsonl")
+	res := scanWith(t, seedExample, "-o", out, "--json")
+	require.Equal(t, 0, res.code, res.stderr)
+	report := scanJSON(t, res.stdout)
+	assert.EqualValues(t, 3, report.Scan.SeedAttempts)
+	require.Len(t, report.TopStorms, 1)
+	s := report.TopStorms[0]
+	assert.Equal(t, "span_19", s.SpanID)
+	assert.Equal(t, "charge_card", s.ToolName)
+	assert.Equal(t, 3, s.Attempts)
+	assert.Equal(t, []string{"timeout", "error", "ok"}, s.Statuses)
+	assert.EqualValues(t, 7680, s.MS)
+
+	files, err := stormreport.ResolveFiles([]string{out})
+	require.NoError(t, err)
+	input, err := stormreport.Read(files)
+	require.NoError(t, err)
+	require.Len(t, input.Records, 1)
+	r := input.Records[0]
+	require.NotNil(t, r.Class)
+	assert.Equal(t, "transient_dependency", *r.Class)
+	assert.Equal(t, "executor", string(r.Layer))
+	require.NotNil(t, r.RunID)
+	assert.Equal(t, "run_7f3", *r.RunID)
+	require.NotNil(t, r.FailedTokensIn)
+	assert.EqualValues(t, 1602, *r.FailedTokensIn)
+	assert.Equal(t, "2025-09-09T02:40:07.8Z", r.Time)
+
+	res = scanWith(t, seedExample, "--seed-report")
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Equal(t, `{
+  "tool_events": 3,
+  "incomplete_events": 0,
+  "spans": 1,
+  "storm_spans": 1,
+  "status_flip_spans": 1,
+  "top_storms": [
+    {
+      "span_id": "span_19",
+      "run_id": "run_7f3",
+      "tool_name": "charge_card",
+      "attempts": 3,
+      "statuses": [
+        "timeout",
+        "error",
+        "ok"
+      ],
+      "unique_args": 1,
+      "ms": 7680,
+      "idem_hash": "e2b1aa44"
+    }
+  ]
+}
+`, res.stdout)
+}
+
+// TestScanSeedFormatInAllItsShapes: missing fields, status flips, other events and bad
+// lines. The seed report gates on completeness as the seed's scanner does; the records
+// follow completeness.required (the processor's default asks for tool_name only; the
+// configuration test sets the seed's gate); bad lines are named with file and line and
+// counted.
+func TestScanSeedFormatInAllItsShapes(t *testing.T) {
+	lines := []string{
+		`{"event":"run_start","run_id":"r1"}`,
+		`{"event":"tool_attempt","run_id":"r1","span_id":"a","attempt":1,"tool_name":"search","args_hash":"h1","status":"error","t_start":1000,"t_end":1100}`,
+		`{"event":"tool_attempt","run_id":"r1","span_id":"a","attempt":2,"tool_name":"search","args_hash":"h2","status":"ok","t_start":1200,"t_end":1300}`,
+		`not json at all`,
+		`{"event":"tool_attempt","run_id":"r1","span_id":"b","attempt":1,"tool_name":"fetch","status":"ok","t_start":1400,"t_end":1500}`,
+		``,
+		`{"event":"tool_attempt","run_id":"r2","span_id":"c","attempt":"1","tool_name":"pay","args_hash":"h3","status":"ok","t_start":"2000","t_end":"2100"}`,
+		`{"event":"tool_attempt","run_id":"r2","span_id":"c","attempt":"2","tool_name":"pay","args_hash":"h3","status":"ok","t_start":"2200","t_end":"2300"}`,
+		`[1, 2]`,
+	}
+	path := filepath.Join(t.TempDir(), "attempts.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+
+	res := scanWith(t, "", "--seed-report", path)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, `"tool_events": 5`)
+	assert.Contains(t, res.stdout, `"incomplete_events": 1`, "the fetch attempt lacks args_hash")
+	assert.Contains(t, res.stdout, `"spans": 2`)
+	assert.Contains(t, res.stdout, `"storm_spans": 2`)
+	assert.Contains(t, res.stdout, `"status_flip_spans": 1`)
+	assert.Contains(t, res.stderr, "attempts.jsonl:4: ")
+	assert.Contains(t, res.stderr, "attempts.jsonl:9: ")
+
+	res = scanWith(t, "", "--json", "--include", "storm,failure,finding", path)
+	require.Equal(t, 0, res.code, res.stderr)
+	report := scanJSON(t, res.stdout)
+	assert.EqualValues(t, 5, report.Scan.SeedAttempts)
+	assert.EqualValues(t, 2, report.Scan.BadLines)
+	assert.EqualValues(t, 1, report.Scan.SkippedLines, "run_start is not an attempt")
+	assert.Equal(t, 2, report.StormSpans)
+	classes := map[string]int{}
+	for _, c := range report.ByClass {
+		classes[c.Class] = c.Storms
+	}
+	assert.Equal(t, map[string]int{"changed_arguments": 1, "retry_after_success": 1}, classes)
+}
