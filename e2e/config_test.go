@@ -120,6 +120,10 @@ type stormConfig struct {
 	// TapPort, when set, adds the tap: a second pipeline that copies every span received,
 	// before retry_storm decides anything, to an OTLP gRPC exporter on that port.
 	TapPort int
+	// RawFiles, when set, adds file exporters (by name, e.g. "file/json", with their
+	// settings) in a second pipeline that writes every span received, before retry_storm
+	// decides anything: the input `stormreport scan` reads offline.
+	RawFiles yamlMap
 	// Extensions are enabled in the service, by name.
 	Extensions yamlMap
 	LogLevel   string // "": the default
@@ -175,6 +179,10 @@ func (c stormConfig) collector() collectorConfig {
 	if c.TapPort != 0 {
 		cfg.Exporters["otlp_grpc/tap"] = otlpGRPCExporter(c.TapPort)
 		cfg.Service.Pipelines["traces/tap"] = pipeline{Receivers: []string{"otlp"}, Exporters: []string{"otlp_grpc/tap"}}
+	}
+	if len(c.RawFiles) > 0 {
+		maps.Copy(cfg.Exporters, c.RawFiles)
+		cfg.Service.Pipelines["traces/raw"] = pipeline{Receivers: []string{"otlp"}, Exporters: slices.Sorted(maps.Keys(c.RawFiles))}
 	}
 	return cfg
 }
