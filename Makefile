@@ -67,6 +67,13 @@ AGENTSIM_BIN         := _build/agentsim
 bench:
 	$(GO) run ./cmd/stormbench $(STORMBENCH_FLAGS)
 
+# stormreport scan over 1 GiB of seed-format JSONL beside the seed's Python scanner on the
+# same file, and over 1 GiB of OTLP/JSON (BENCHMARKS.md); needs python3.
+STORMBENCH_SCAN_FLAGS ?=
+.PHONY: bench-scan
+bench-scan:
+	$(GO) run ./cmd/stormbench scan $(STORMBENCH_SCAN_FLAGS)
+
 $(TAILSAMPLING): bench/builder-tailsampling.yaml
 	$(GO) run go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION) --config bench/builder-tailsampling.yaml
 	cp _build/tailsampling/otelcol-tailsampling $@

@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != "e2e" {
+	if len(os.Args) < 2 || os.Args[1] != "e2e" && os.Args[1] != "scan" {
 		steadyHeap()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -35,6 +35,9 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "e2e" {
 		return runE2E(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "scan" {
+		return runScan(ctx, args[1:], stdout, stderr)
 	}
 	o, profiles, err := parseOptions(args, stderr)
 	if err == flag.ErrHelp {
