@@ -23,6 +23,8 @@ type engineConfig struct {
 	// include and traceURL come from a storm_summary exporter of the file, when it has one.
 	include  []string
 	traceURL string
+	// maxBufferedSet: the file sets max_buffered_bytes.
+	maxBufferedSet bool
 }
 
 // defaultEngineConfig is the processor's defaults and every record kind the scan writes by
@@ -65,6 +67,7 @@ func loadEngineConfig(path, name string) (engineConfig, error) {
 	if err := unmarshalSection(conf, "processors", procKey, ec.processor); err != nil {
 		return ec, fmt.Errorf("config %s: processors::%s: %w", path, procKey, err)
 	}
+	ec.maxBufferedSet = conf.IsSet("processors" + confmap.KeyDelimiter + procKey + confmap.KeyDelimiter + "max_buffered_bytes")
 	// With no storm_summary exporter, or several to choose from, the scan keeps its own
 	// record selection (--include chooses one).
 	expKey, severalOrNone := pickComponent(conf, "exporters", "storm_summary", "")

@@ -56,10 +56,12 @@ func newEngine(ctx context.Context, ec engineConfig, recordsPath string, stderr 
 	expFactory := stormsummaryexporter.NewFactory()
 	expCfg := expFactory.CreateDefaultConfig().(*stormsummaryexporter.Config)
 	expCfg.Path, expCfg.Include, expCfg.TraceURL = recordsPath, ec.include, ec.traceURL
-	// Written as the processor forwards, without a queue that could refuse a batch, and
-	// every rotated part kept.
+	// Written as the processor forwards: no queue that could refuse a batch, no retry that
+	// would hold the scan minutes on a full disk (the first error ends it), and one file,
+	// not rotated, moved into place when the scan ends.
 	expCfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
-	expCfg.Rotation.MaxBackups = 0
+	expCfg.RetryConfig.Enabled = false
+	expCfg.Rotation.MaxMegabytes = unrotated
 	if err := expCfg.Validate(); err != nil {
 		return nil, fmt.Errorf("records file: %w", err)
 	}
@@ -87,13 +89,30 @@ func newEngine(ctx context.Context, ec engineConfig, recordsPath string, stderr 
 	}
 	e.proc = proc
 	if err := exp.Start(ctx, nopHost{}); err != nil {
-		return nil, fmt.Errorf("records file: %w", err)
+		return nil, &recordsError{fmt.Errorf("records file: %w", err)}
 	}
 	if err := proc.Start(ctx, nopHost{}); err != nil {
 		_ = exp.Shutdown(ctx)
 		return nil, err
 	}
 	return e, nil
+}
+
+// unrotated is a rotation size (MB) no scan reaches.
+const unrotated = 1 << 30
+
+// recordsError is a failure to write the records: the scan could not do its work (exit
+// status 1), as opposed to a configuration it was given that is wrong (2).
+type recordsError struct{ err error }
+
+func (e *recordsError) Error() string { return e.err.Error() }
+func (e *recordsError) Unwrap() error { return e.err }
+
+// failed returns the first error writing records, nil while there is none.
+func (e *engine) failed() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.recordErr
 }
 
 func cmpErr(first, next error) error {
@@ -103,8 +122,12 @@ func cmpErr(first, next error) error {
 	return next
 }
 
-// consume hands one request to the processor.
+// consume hands one request to the processor; once writing records has failed it refuses,
+// so the scan stops instead of analysing what it cannot record.
 func (e *engine) consume(ctx context.Context, td ptrace.Traces) error {
+	if err := e.failed(); err != nil {
+		return &recordsError{fmt.Errorf("write records: %w", err)}
+	}
 	return e.proc.ConsumeTraces(ctx, td)
 }
 
@@ -119,6 +142,9 @@ func (e *engine) finish(ctx context.Context) error {
 	}
 	return errs
 }
+
+// close lets go of the telemetry, once the counts are read.
+func (e *engine) close(ctx context.Context) { _ = e.provider.Shutdown(ctx) }
 
 // counts is what the processor's telemetry says of the scan so far.
 type counts struct {

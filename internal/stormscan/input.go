@@ -12,6 +12,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/internal/seedscan"
 )
 
 // Format is how an input file is read.
@@ -20,7 +22,7 @@ type Format string
 const (
 	// FormatAuto detects the format per file: gzip and zstd are decompressed first; a file
 	// whose first byte is 0 holds the file exporter's length-prefixed protobuf messages;
-	// otherwise it is text: one JSON value per line, each line an OTLP/JSON traces request
+	// one with no zero byte in its first 4 KiB is text: one JSON value per line, each line an OTLP/JSON traces request
 	// (it has "resourceSpans") or a seed-format event; a file whose first line is not JSON
 	// on its own is one OTLP/JSON document.
 	FormatAuto Format = "auto"
@@ -42,11 +44,16 @@ func parseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("--format must be auto, otlp-json, otlp-proto or seed, not %q", s)
 }
 
-// maxMessageBytes bounds one protobuf message of a file: a length above it is taken for a
-// corrupt file rather than allocated.
-const maxMessageBytes = 1 << 30
+// maxMessageBytes bounds one protobuf message of a file, compressed or not: a length above
+// it is taken for a corrupt file. Memory for a message grows with the bytes that arrive.
+const maxMessageBytes = 256 << 20
+
+// zstdMaxWindow bounds the window of a zstd-compressed file (zstd's own default limit is
+// 512 MiB, which a corrupt header could claim).
+const zstdMaxWindow = 64 << 20
 
 var (
+	utf8BOM   = []byte{0xef, 0xbb, 0xbf}
 	gzipMagic = []byte{0x1f, 0x8b}
 	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 )
@@ -114,7 +121,7 @@ func decompress(br *bufio.Reader) (*bufio.Reader, func(), error) {
 		}
 		return bufio.NewReaderSize(zr, 1<<20), func() { _ = zr.Close() }, nil
 	case bytes.HasPrefix(head, zstdMagic):
-		zr, err := zstd.NewReader(br)
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdMaxWindow))
 		if err != nil {
 			return nil, nil, fmt.Errorf("zstd: %w", err)
 		}
@@ -124,19 +131,21 @@ func decompress(br *bufio.Reader) (*bufio.Reader, func(), error) {
 }
 
 // detect tells protobuf from text: a length-prefixed message starts with a zero byte (its
-// length is below 16 MiB), text with a printable character or white space.
+// length is below 16 MiB), text has no zero byte in its first 4 KiB (a bad first line is a
+// bad line of a text file, not a file in no known format).
 func detect(br *bufio.Reader) (Format, error) {
-	head, err := br.Peek(1)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return FormatAuto, nil // empty: read as text, nothing in it
-		}
-		return "", err
+	if bom, _ := br.Peek(3); bytes.Equal(bom, utf8BOM) {
+		_, _ = br.Discard(3)
 	}
-	switch c := head[0]; {
-	case c == 0:
+	head, err := br.Peek(4096)
+	switch {
+	case len(head) == 0 && errors.Is(err, io.EOF):
+		return FormatAuto, nil // empty: read as text, nothing in it
+	case len(head) == 0:
+		return "", err
+	case head[0] == 0:
 		return FormatOTLPProto, nil
-	case c == '{' || c == '[' || c == ' ' || c == '\t' || c == '\r' || c == '\n':
+	case bytes.IndexByte(head, 0) < 0:
 		return FormatAuto, nil
 	}
 	return "", errUnrecognised
@@ -154,6 +163,11 @@ func readText(name string, br *bufio.Reader, f Format, h handler) error {
 		if len(line) > 0 || err == nil {
 			lineNo++
 		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			// The input ends early: its last line is cut, not bad.
+			h.bad(position{file: name, line: lineNo}, fmt.Errorf("input ends early: %w", err))
+			return nil
+		}
 		trimmed := bytes.TrimSpace(line)
 		if len(trimmed) > 0 {
 			if first && f != FormatSeed && startsDocument(trimmed) {
@@ -165,10 +179,7 @@ func readText(name string, br *bufio.Reader, f Format, h handler) error {
 			}
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("read %s at line %d: %w", name, lineNo, err)
+			return nil // io.EOF
 		}
 	}
 }
@@ -187,29 +198,40 @@ func startsDocument(first []byte) bool {
 func textLine(where position, trimmed, raw []byte, f Format, h handler) error {
 	if f != FormatSeed && (f == FormatOTLPJSON || bytes.Contains(trimmed, resourceSpansKey)) {
 		td, err := jsonUnmarshaler.UnmarshalTraces(trimmed)
+		if err == nil && td.ResourceSpans().Len() > 0 {
+			return h.traces(td)
+		}
+		// A seed-format attempt that only mentions resourceSpans (in a field's value) is one.
+		if f == FormatAuto && isSeedAttempt(raw) {
+			return h.seedLine(where, raw)
+		}
 		if err != nil {
 			h.bad(where, fmt.Errorf("not an OTLP/JSON traces request: %w", err))
 			return nil
 		}
-		if td.ResourceSpans().Len() == 0 {
-			h.skipped() // logs or metrics from the same file exporter, or an empty request
-			return nil
-		}
-		return h.traces(td)
+		h.skipped() // logs or metrics from the same file exporter, or an empty request
+		return nil
 	}
 	return h.seedLine(where, raw)
 }
 
 var jsonUnmarshaler = &ptrace.JSONUnmarshaler{}
 
+func isSeedAttempt(raw []byte) bool {
+	ev, ok, err := seedscan.ParseLine(raw)
+	return err == nil && ok && ev.IsToolAttempt()
+}
+
 // readDocument reads the rest of the input as one OTLP/JSON document starting with first.
 func readDocument(name string, lineNo int, first []byte, br *bufio.Reader, h handler) error {
-	rest, err := io.ReadAll(br)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", name, err)
+	// first is a view into br's buffer: copied before br reads on.
+	var doc bytes.Buffer
+	doc.Write(first)
+	if _, err := doc.ReadFrom(br); err != nil {
+		h.bad(position{file: name, line: lineNo}, fmt.Errorf("input ends early inside a JSON document: %w", err))
+		return nil
 	}
-	doc := append(append([]byte{}, first...), rest...)
-	td, err := jsonUnmarshaler.UnmarshalTraces(doc)
+	td, err := jsonUnmarshaler.UnmarshalTraces(doc.Bytes())
 	if err != nil {
 		h.bad(position{file: name, line: lineNo}, fmt.Errorf("a JSON document starts here that is not an OTLP/JSON traces request: %w", err))
 		return nil
@@ -237,7 +259,7 @@ var protoUnmarshaler = &ptrace.ProtoUnmarshaler{}
 // format: proto (and with format: json and compression, each message compressed).
 func readProto(name string, br *bufio.Reader, h handler) error {
 	var offset int64
-	var msg []byte
+	var buf bytes.Buffer
 	var zdec *zstd.Decoder
 	defer func() {
 		if zdec != nil {
@@ -259,19 +281,18 @@ func readProto(name string, br *bufio.Reader, h handler) error {
 			h.bad(where, fmt.Errorf("message length %d is above %d: not a length-prefixed OTLP file, or corrupt; the rest of the file is not read", size, maxMessageBytes))
 			return nil
 		}
-		if cap(msg) < int(size) {
-			msg = make([]byte, size)
-		}
-		msg = msg[:size] // reused: decoding copies what it keeps
-		if _, err := io.ReadFull(br, msg); err != nil {
-			h.bad(where, fmt.Errorf("truncated message of %d bytes: %w", size, err))
+		// Grown as the bytes arrive, not to the length a corrupt prefix claims; reused, as
+		// decoding copies what it keeps.
+		buf.Reset()
+		if n, err := io.CopyN(&buf, br, int64(size)); err != nil {
+			h.bad(where, fmt.Errorf("truncated message: %d of %d bytes: %w", n, size, err))
 			return nil
 		}
 		offset += 4 + int64(size)
-		payload := msg
+		payload := buf.Bytes()
 		if bytes.HasPrefix(payload, zstdMagic) {
 			if zdec == nil {
-				d, err := zstd.NewReader(nil)
+				d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxMessageBytes))
 				if err != nil {
 					return fmt.Errorf("zstd: %w", err)
 				}

@@ -11,17 +11,16 @@ import (
 )
 
 // countingReader counts the bytes read from an input (before decompression) for the
-// summary and the progress line.
+// summary and the progress line. It may be read on a decompressor's goroutine: the count
+// is atomic.
 type countingReader struct {
 	r        io.Reader
-	total    *int64
 	progress *progress
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	*c.total += int64(n)
-	c.progress.add(n)
+	c.progress.read.Add(int64(n))
 	return n, err
 }
 
@@ -62,12 +61,6 @@ func isTerminal(w io.Writer) bool {
 	}
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}
-
-func (p *progress) add(n int) {
-	if p != nil {
-		p.read.Add(int64(n))
-	}
 }
 
 func (p *progress) loop() {

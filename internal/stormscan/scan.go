@@ -8,13 +8,16 @@
 package stormscan // import "github.com/retrystorm/retrystorm/internal/stormscan"
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -50,7 +53,9 @@ type options struct {
 	keyFile     string
 	keyEnv      string
 	maxBuffered int64
-	out         string
+	// maxBufferedSet: --max-buffered-bytes was given.
+	maxBufferedSet bool
+	out            string
 	include     string
 	json        bool
 	html        string
@@ -76,7 +81,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
 		return 2
 	}
-	return run(context.Background(), opts, ec, stdin, stdout, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return run(ctx, opts, ec, stdin, stdout, stderr)
 }
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
@@ -108,6 +115,15 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		}
 		opts.files = append(opts.files, fs.Arg(0))
 		args = fs.Args()[1:]
+	}
+	fs.Visit(func(f *flag.Flag) { opts.maxBufferedSet = opts.maxBufferedSet || f.Name == "max-buffered-bytes" })
+	if i := slices.Index(opts.files, "-"); i >= 0 && slices.Contains(opts.files[i+1:], "-") {
+		return opts, errors.New("stdin (-) is given twice: it can be read once")
+	}
+	if opts.out != "" {
+		if info, err := os.Lstat(opts.out); err == nil && !info.Mode().IsRegular() {
+			return opts, fmt.Errorf("-o %s is not a regular file", opts.out)
+		}
 	}
 	var err error
 	if opts.format, err = parseFormat(*format); err != nil {
@@ -142,9 +158,22 @@ func (o options) engineConfig() (engineConfig, error) {
 	if o.keyFile != "" || o.keyEnv != "" {
 		ec.processor.Hashing.KeyFile, ec.processor.Hashing.KeyEnv = o.keyFile, o.keyEnv
 	}
-	ec.processor.MaxBufferedBytes = o.maxBuffered
+	// The bound: the flag's; else the configuration's when it sets one; else the scan's
+	// default, raised to hold two traces of the configuration's max_trace_bytes.
+	switch {
+	case o.maxBufferedSet:
+		ec.processor.MaxBufferedBytes = o.maxBuffered
+		if tb := ec.processor.MaxTraceBytes; tb > o.maxBuffered {
+			return ec, fmt.Errorf("--max-buffered-bytes %d is below the configuration's max_trace_bytes %d", o.maxBuffered, tb)
+		}
+	case !ec.maxBufferedSet:
+		ec.processor.MaxBufferedBytes = max(o.maxBuffered, 2*ec.processor.MaxTraceBytes)
+	}
 	if o.include != "" {
-		ec.include = strings.Split(o.include, ",")
+		ec.include = nil
+		for part := range strings.SplitSeq(o.include, ",") {
+			ec.include = append(ec.include, strings.TrimSpace(part))
+		}
 	}
 	return ec, nil
 }
@@ -157,44 +186,51 @@ type scan struct {
 	seeds   *seedSpans
 	seedRep *seedscan.Scanner // nil without --seed-report
 	stderr  io.Writer
-	summary stormreport.ScanSummary
-	read    *progress
+	summary  stormreport.ScanSummary
+	progress *progress
+	// stopped is why the scan stopped reading before the end of its inputs.
+	stopped error
 }
 
 func run(ctx context.Context, opts options, ec engineConfig, stdin io.Reader, stdout, stderr io.Writer) int {
 	s := &scan{ctx: ctx, format: opts.format, seeds: newSeedSpans(), stderr: stderr,
-		summary: stormreport.ScanSummary{MaxBufferedBytes: opts.maxBuffered}}
+		summary: stormreport.ScanSummary{MaxBufferedBytes: ec.processor.MaxBufferedBytes}}
 	if opts.seedReport {
 		s.seedRep = seedscan.NewScanner(ec.processor.StormThreshold)
 	}
 	// The seed report alone needs no records: the analysis runs when they are written or
-	// reported.
-	records := opts.out
+	// reported. They are written beside -o and moved into place at the end, so a scan that
+	// reads nothing leaves an earlier scan's records as they were.
+	var records string
 	if !opts.seedReport || opts.out != "" || opts.html != "" {
-		if records == "" {
-			dir, err := os.MkdirTemp("", "stormscan-*")
-			if err != nil {
-				fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
-				return 1
-			}
-			defer os.RemoveAll(dir)
-			records = filepath.Join(dir, "records.jsonl")
-		} else if err := removeRecords(records); err != nil {
+		parent, pattern := "", "stormscan-*" // the system's temporary directory
+		if opts.out != "" {
+			parent, pattern = filepath.Dir(opts.out), ".stormscan-*" // beside -o: one rename
+		}
+		dir, err := os.MkdirTemp(parent, pattern)
+		if err != nil {
 			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
 			return 1
 		}
+		defer os.RemoveAll(dir)
+		records = filepath.Join(dir, "records.jsonl")
 		eng, err := newEngine(ctx, ec, records, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
+			if _, ok := errors.AsType[*recordsError](err); ok {
+				return 1
+			}
 			return 2
 		}
+		defer eng.close(ctx)
 		s.engine = eng
 	}
-	s.read = newProgress(opts.files, stderr, s.engine)
+	s.progress = newProgress(opts.files, stderr, s.engine)
 	readable := s.readAll(opts.files, stdin)
-	s.read.stop()
+	s.progress.stop()
+	s.summary.Bytes = s.progress.read.Load()
 	if s.engine != nil {
-		if err := s.engine.finish(ctx); err != nil {
+		if err := s.engine.finish(context.WithoutCancel(ctx)); err != nil {
 			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
 			return 1
 		}
@@ -202,13 +238,6 @@ func run(ctx context.Context, opts options, ec engineConfig, stdin io.Reader, st
 			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
 			return 1
 		}
-	}
-	if readable == 0 {
-		fmt.Fprintf(stderr, "stormreport scan: no input could be read\n")
-		return 1
-	}
-	if s.seedRep != nil && s.summary.SeedAttempts == 0 {
-		fmt.Fprintf(stderr, "stormreport scan: no seed-format tool_attempt line in the input\n")
 	}
 	var seedReport seedscan.Report
 	if s.seedRep != nil {
@@ -219,12 +248,33 @@ func run(ctx context.Context, opts options, ec engineConfig, stdin io.Reader, st
 			s.bad(position{file: d.Origin.File, line: int(d.Origin.Line)}, d.Err)
 		}
 	}
+	if hidden := s.summary.BadLines - maxBadLinesShown; hidden > 0 {
+		fmt.Fprintf(stderr, "stormreport scan: %d more lines did not parse\n", hidden)
+	}
+	switch {
+	case s.stopped != nil:
+		fmt.Fprintf(stderr, "stormreport scan: stopped: %v\n", s.stopped)
+		return 1
+	case readable == 0:
+		fmt.Fprintf(stderr, "stormreport scan: no input could be read\n")
+		return 1
+	}
+	if s.seedRep != nil && s.summary.SeedAttempts == 0 {
+		fmt.Fprintf(stderr, "stormreport scan: no seed-format tool_attempt line in the input\n")
+	}
 	if s.engine == nil {
 		if err := seedReport.WriteJSON(stdout); err != nil {
 			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
 			return 1
 		}
 		return 0
+	}
+	if opts.out != "" {
+		if err := moveRecords(records, opts.out); err != nil {
+			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
+			return 1
+		}
+		records = opts.out
 	}
 	if err := s.output(opts, records, seedReport, stdout); err != nil {
 		fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
@@ -233,29 +283,43 @@ func run(ctx context.Context, opts options, ec engineConfig, stdin io.Reader, st
 	return 0
 }
 
-// removeRecords clears the records file of an earlier scan, rotated parts included, so the
-// report reads this scan's records only.
-func removeRecords(path string) error {
+// moveRecords puts the scan's records file at path, in place of an earlier scan's records
+// (rotated parts included).
+func moveRecords(from, path string) error {
 	backups, err := summaryfile.Backups(path)
 	if err != nil {
 		return err
 	}
-	for _, f := range append(backups, path) {
+	for _, f := range backups {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("replace records file: %w", err)
 		}
 	}
+	if err := os.Rename(from, path); err != nil {
+		return fmt.Errorf("move records into place: %w", err)
+	}
 	return nil
 }
 
-// readAll reads every input and returns how many could be read.
+// readAll reads every input and returns how many could be read. It stops early when the
+// records cannot be written or the scan is interrupted.
 func (s *scan) readAll(files []string, stdin io.Reader) int {
 	readable := 0
 	for _, name := range files {
+		if err := s.ctx.Err(); err != nil {
+			s.stopped = context.Cause(s.ctx)
+			break
+		}
 		s.summary.Files++
 		err := s.readOne(name, stdin)
+		if _, stop := errors.AsType[*recordsError](err); stop || s.ctx.Err() != nil {
+			s.stopped = cmp.Or(err, context.Cause(s.ctx))
+			readable++
+			break
+		}
 		if err != nil {
 			s.summary.Unreadable++
+			s.progress.clear()
 			fmt.Fprintf(s.stderr, "stormreport scan: %s: %v\n", displayName(name), err)
 			continue
 		}
@@ -271,7 +335,9 @@ func displayName(name string) string {
 	return name
 }
 
-func (s *scan) readOne(name string, stdin io.Reader) error {
+// readOne reads one input. An input that cannot be opened or is in no known format is
+// unreadable; one that ends early is reported at its end, what came before it analysed.
+func (s *scan) readOne(name string, stdin io.Reader) (err error) {
 	var r io.Reader = stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -281,11 +347,8 @@ func (s *scan) readOne(name string, stdin io.Reader) error {
 		defer f.Close()
 		r = f
 	}
-	counted := &countingReader{r: r, total: &s.summary.Bytes, progress: s.read}
-	if err := readInput(displayName(name), counted, s.format, s); err != nil {
-		return err
-	}
-	return s.flushSeeds()
+	defer func() { err = cmp.Or(err, s.flushSeeds()) }()
+	return readInput(displayName(name), &countingReader{r: r, progress: s.progress}, s.format, s)
 }
 
 func (s *scan) traces(td ptrace.Traces) error {
@@ -298,8 +361,14 @@ func (s *scan) traces(td ptrace.Traces) error {
 }
 
 func (s *scan) consume(td ptrace.Traces) error {
+	if err := s.ctx.Err(); err != nil {
+		return context.Cause(s.ctx)
+	}
 	if err := s.engine.consume(s.ctx, td); err != nil {
-		return fmt.Errorf("analysis: %w", err)
+		if _, ok := errors.AsType[*recordsError](err); ok {
+			return err
+		}
+		return &recordsError{fmt.Errorf("analysis: %w", err)}
 	}
 	return nil
 }
@@ -345,7 +414,7 @@ func (s *scan) flushSeeds() error {
 func (s *scan) bad(where position, err error) {
 	s.summary.BadLines++
 	if s.summary.BadLines <= maxBadLinesShown {
-		s.read.clear()
+		s.progress.clear()
 		fmt.Fprintf(s.stderr, "stormreport scan: %s: %v\n", where, err)
 	}
 }
@@ -360,9 +429,6 @@ func (s *scan) summarise() error {
 		return err
 	}
 	s.summary.Traces, s.summary.EarlyDecisions, s.summary.LateSpans = c.traces, c.earlyDecisions, c.lateSpans
-	if hidden := s.summary.BadLines - maxBadLinesShown; hidden > 0 {
-		fmt.Fprintf(s.stderr, "stormreport scan: %d more lines did not parse\n", hidden)
-	}
 	if early := c.earlyDecisions["memory_pressure"] + c.earlyDecisions["trace_bytes"]; early > 0 {
 		fmt.Fprintf(s.stderr, "stormreport scan: %d traces decided before the input ended (%d at the memory bound, --max-buffered-bytes %d; %d past max_trace_bytes): each was judged on the spans read by then\n",
 			early, c.earlyDecisions["memory_pressure"], s.summary.MaxBufferedBytes, c.earlyDecisions["trace_bytes"])

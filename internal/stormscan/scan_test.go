@@ -162,7 +162,7 @@ func TestScanExitStatus(t *testing.T) {
 	assert.Equal(t, 1, res.code)
 	assert.Contains(t, res.stderr, "no input could be read")
 	binary := filepath.Join(dir, "binary")
-	require.NoError(t, os.WriteFile(binary, []byte("\x7fELF\x02\x01"), 0o600))
+	require.NoError(t, os.WriteFile(binary, []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00"), 0o600))
 	res = scanWith(t, "", binary)
 	assert.Equal(t, 1, res.code)
 	assert.Contains(t, res.stderr, "not OTLP/JSON, OTLP protobuf or seed-format JSONL")
