@@ -12,6 +12,43 @@ import (
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
+// holder holds every request it consumes until shutdown, decoded or (pack) encoded as OTLP,
+// and does nothing else: the floors of a tail sampler, which must hold what it buffers.
+type holder struct {
+	pack    bool
+	mu      sync.Mutex
+	decoded []ptrace.Traces
+	encoded [][]byte
+	m       ptrace.ProtoMarshaler
+}
+
+var _ consumer.Traces = (*holder)(nil)
+
+func (h *holder) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (h *holder) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.pack {
+		h.decoded = append(h.decoded, td)
+		return nil
+	}
+	b, err := h.m.MarshalTraces(td)
+	if err != nil {
+		return err
+	}
+	h.encoded = append(h.encoded, b)
+	return nil
+}
+
+// release lets go of what is held, as a tail sampler's shutdown does.
+func (h *holder) release(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.decoded, h.encoded = nil, nil
+	return nil
+}
+
 // floor reads every span and every attribute once (ids, name, times, status, every key and
 // value, nested maps and slices included) and keeps nothing: the cost of looking at the
 // data at all, with which every processor starts.

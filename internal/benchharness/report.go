@@ -117,6 +117,9 @@ func (r *Results) Ratios() []Ratio {
 		{"throughput", "2cores/1core", thr(2) / thr(1)},
 		// Redaction's share, beside the five: the first ratio without it.
 		{"cpu_per_span", VariantRetryStormUnredacted + "/" + VariantTailSampling, cpu(VariantRetryStormUnredacted) / cpu(VariantTailSampling)},
+		// The physical limits: what holding every request costs, decoded and encoded.
+		{"cpu_per_span", VariantRetryStorm + "/" + VariantFloorHold, cpu(VariantRetryStorm) / cpu(VariantFloorHold)},
+		{"cpu_per_span", VariantRetryStorm + "/" + VariantFloorPack, cpu(VariantRetryStorm) / cpu(VariantFloorPack)},
 	}
 }
 
@@ -193,7 +196,7 @@ func (r *Results) writeComparison(p printer) {
 			paced = fmt.Sprintf("%.0f", l.CPUPerSpan())
 		}
 		kept := "—"
-		if v != VariantFloor {
+		if !isFloor(v) {
 			kept = fmt.Sprintf("%.1f%%", 100*medianOf(cs, func(s CompareSample) float64 { return float64(s.KeptTraces) })/float64(max(r.Workload.Traces, 1)))
 		}
 		faults := fmt.Sprintf("%.0f (%.0f)", medianOf(cs, func(s CompareSample) float64 { return float64(s.PageFaults) }),

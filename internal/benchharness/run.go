@@ -229,7 +229,7 @@ func runLatency(ctx context.Context, o Options, r *Results) error {
 		profile = o.CPUProfile
 	}
 	for _, v := range o.Variants {
-		if v == VariantFloor || v == VariantRetryStormUnredacted {
+		if isFloor(v) || v == VariantRetryStormUnredacted {
 			continue
 		}
 		s, err := runCompare(ctx, w, v, o.LatencyRate, decBytes, decAllocs, profile)

@@ -52,6 +52,8 @@ func TestRunEndsWithTheRatioLines(t *testing.T) {
 		`ratio cost_per_span 2k/500_buffered=`,
 		`ratio throughput 2cores/1core=`,
 		`ratio cpu_per_span retry_storm_unredacted/tail_sampling=`,
+		`ratio cpu_per_span retry_storm/floor_hold=`,
+		`ratio cpu_per_span retry_storm/floor_pack=`,
 	}
 	if len(lines) < len(want) {
 		t.Fatalf("report too short:\n%s", out.String())

@@ -16,7 +16,14 @@ import (
 
 // Variant names, in report order.
 const (
-	VariantFloor        = "floor"
+	VariantFloor = "floor"
+	// VariantFloorHold holds every decoded request until shutdown and does nothing else:
+	// the least any tail sampler that holds pdata pays (allocation, and the garbage
+	// collector marking what it holds).
+	VariantFloorHold = "floor_hold"
+	// VariantFloorPack holds every request encoded as OTLP until shutdown: the least a tail
+	// sampler pays that holds what it buffers as bytes.
+	VariantFloorPack    = "floor_pack"
 	VariantTailSampling = "tail_sampling"
 	VariantRetryStorm   = "retry_storm"
 	// VariantRetryStormUnredacted is retry_storm with redact_payloads off: beside
@@ -25,7 +32,12 @@ const (
 )
 
 // Variants lists every variant in report order.
-var Variants = []string{VariantFloor, VariantTailSampling, VariantRetryStorm, VariantRetryStormUnredacted}
+var Variants = []string{VariantFloor, VariantFloorHold, VariantFloorPack, VariantTailSampling, VariantRetryStorm, VariantRetryStormUnredacted}
+
+// isFloor reports whether v is one of the floors: consumers that forward nothing.
+func isFloor(v string) bool {
+	return v == VariantFloor || v == VariantFloorHold || v == VariantFloorPack
+}
 
 // TailSamplingConfig is tail_sampling as a user would configure it to keep what retry_storm
 // keeps: errors, retried attempts (the explicit attempt attribute at 2 or more) and 5% of
@@ -94,6 +106,10 @@ func newSubject(ctx context.Context, variant string, next consumer.Traces, overr
 		f := &floor{}
 		nop := func(context.Context) error { return nil }
 		return &subject{name: variant, consumer: f, start: nop, shutdown: nop}, nil
+	case VariantFloorHold, VariantFloorPack:
+		h := &holder{pack: variant == VariantFloorPack}
+		nop := func(context.Context) error { return nil }
+		return &subject{name: variant, consumer: h, start: nop, shutdown: h.release}, nil
 	case VariantTailSampling:
 		return newProcessorSubject(ctx, variant, tailsamplingprocessor.NewFactory(), TailSamplingConfig, overrides, next)
 	case VariantRetryStorm:
