@@ -192,7 +192,8 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 
 func (l *limitedBuffer) String() string { return string(l.b) }
 
-// WriteSeedAttempts writes about size bytes of seed-format JSONL: runs of a few calls, each
+// WriteSeedAttempts writes about size bytes of seed-format JSONL: runs of a few calls (each
+// call its own span_id, as the format asks: the seed's scanner groups by span_id alone), each
 // tried once or, one call in 25, two to four times with status flips, a changed
 // argument hash now and then, an incomplete attempt one in a hundred and another event one
 // line in fifty. It returns the tool_attempt lines written.
@@ -232,8 +233,8 @@ func WriteSeedAttempts(w *bufio.Writer, size int64, seed uint64) (int64, error) 
 				if rng.IntN(100) == 0 {
 					argsField = ""
 				}
-				line := fmt.Sprintf(`{"event":"tool_attempt","run_id":"%s","span_id":"span_%d","attempt":%d,"tool_name":"%s",%s"idem_hash":"%08x","status":"%s","t_start":%d,"t_end":%d,"token_in":%d,"token_out":%d,"side_effect":"%s"}`+"\n",
-					runID, call, a, tool, argsField, args^0x9e3779b9, status, start, t, 200+rng.IntN(900), rng.IntN(200), effects[rng.IntN(len(effects))])
+				line := fmt.Sprintf(`{"event":"tool_attempt","run_id":"%s","span_id":"span_%08x_%d","attempt":%d,"tool_name":"%s",%s"idem_hash":"%08x","status":"%s","t_start":%d,"t_end":%d,"token_in":%d,"token_out":%d,"side_effect":"%s"}`+"\n",
+					runID, run, call, a, tool, argsField, args^0x9e3779b9, status, start, t, 200+rng.IntN(900), rng.IntN(200), effects[rng.IntN(len(effects))])
 				n, err := w.WriteString(line)
 				written += int64(n)
 				attempts++
