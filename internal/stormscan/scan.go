@@ -56,12 +56,12 @@ type options struct {
 	// maxBufferedSet: --max-buffered-bytes was given.
 	maxBufferedSet bool
 	out            string
-	include     string
-	json        bool
-	html        string
-	top         int
-	seedReport  bool
-	files       []string
+	include        string
+	json           bool
+	html           string
+	top            int
+	seedReport     bool
+	files          []string
 }
 
 // Run is `stormreport scan ARGS`: it returns the exit status, 0 when the scan ran, 1 when
@@ -180,12 +180,12 @@ func (o options) engineConfig() (engineConfig, error) {
 
 // scan is one run: what it feeds the engine and what it counts on the way.
 type scan struct {
-	ctx     context.Context
-	engine  *engine
-	format  Format
-	seeds   *seedSpans
-	seedRep *seedscan.Scanner // nil without --seed-report
-	stderr  io.Writer
+	ctx      context.Context
+	engine   *engine
+	format   Format
+	seeds    *seedSpans
+	seedRep  *seedscan.Scanner // nil without --seed-report
+	stderr   io.Writer
 	summary  stormreport.ScanSummary
 	progress *progress
 	// stopped is why the scan stopped reading before the end of its inputs.
