@@ -5,40 +5,16 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/retrystorm/retrystorm/internal/fixtures"
 )
 
 // seedExample is the labeled example of the per-attempt JSONL format: one span, three
 // attempts, timeout then error then ok.
-const seedExample = `{"event":"tool_attempt","run_id":"run_7f3","span_id":"span_19","attempt":1,"tool_name":"charge_card","args_hash":"a91c9e0c","idem_hash":"e2b1aa44","status":"timeout","t_start":1757385600120,"t_end":1757385604120,"token_in":812,"token_out":0,"side_effect":"unknown"}
-{"event":"tool_attempt","run_id":"run_7f3","span_id":"span_19","attempt":2,"tool_name":"charge_card","args_hash":"a91c9e0c","idem_hash":"e2b1aa44","status":"error","t_start":1757385604200,"t_end":1757385606100,"token_in":790,"token_out":48,"side_effect":"unknown"}
-{"event":"tool_attempt","run_id":"run_7f3","span_id":"span_19","attempt":3,"tool_name":"charge_card","args_hash":"a91c9e0c","idem_hash":"e2b1aa44","status":"ok","t_start":1757385606200,"t_end":1757385607800,"token_in":788,"token_out":36,"side_effect":"external"}
-`
+const seedExample = fixtures.SeedAttempts
 
 // seedExampleReport is what the script prints for seedExample.
-const seedExampleReport = `{
-  "tool_events": 3,
-  "incomplete_events": 0,
-  "spans": 1,
-  "storm_spans": 1,
-  "status_flip_spans": 1,
-  "top_storms": [
-    {
-      "span_id": "span_19",
-      "run_id": "run_7f3",
-      "tool_name": "charge_card",
-      "attempts": 3,
-      "statuses": [
-        "timeout",
-        "error",
-        "ok"
-      ],
-      "unique_args": 1,
-      "ms": 7680,
-      "idem_hash": "e2b1aa44"
-    }
-  ]
-}
-`
+const seedExampleReport = fixtures.SeedAttemptsReport
 
 func TestSeedExample(t *testing.T) {
 	got := scanInput(t, []byte(seedExample), 2)

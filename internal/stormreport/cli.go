@@ -59,15 +59,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.html, "html", "", "write a self-contained HTML page to this file")
 	fs.IntVar(&opts.top, "top", defaultTop, "storms per ranking and on the page (0 = all)")
 	fs.StringVar(&opts.truth, "truth", "", "agentsim's ground truth (--truth output) to hold the records to")
-	for {
-		if err := fs.Parse(args); err != nil {
-			return opts, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		opts.files = append(opts.files, fs.Arg(0))
-		args = fs.Args()[1:]
+	var err error
+	if opts.files, err = ParseInterleaved(fs, args); err != nil {
+		return opts, err
 	}
 	if len(opts.files) == 0 {
 		return opts, errors.New("no summary files given")
@@ -78,16 +72,41 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	return opts, nil
 }
 
-func run(opts options, stdout, stderr io.Writer) error {
-	files, err := ResolveFiles(opts.files)
+// ParseInterleaved parses args with fs, flags before, between and after the other
+// arguments, which it returns in order.
+func ParseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return rest, err
+		}
+		if fs.NArg() == 0 {
+			return rest, nil
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// Load reads the summary files args name (globs, rotated backups brought along) and builds
+// their report.
+func Load(args []string, top int) (*Input, Report, error) {
+	files, err := ResolveFiles(args)
 	if err != nil {
-		return err
+		return nil, Report{}, err
 	}
 	input, err := Read(files)
 	if err != nil {
+		return nil, Report{}, err
+	}
+	return input, BuildFrom(input, top), nil
+}
+
+func run(opts options, stdout, stderr io.Writer) error {
+	input, report, err := Load(opts.files, opts.top)
+	if err != nil {
 		return err
 	}
-	report := BuildFrom(input, opts.top)
 	if opts.truth != "" {
 		truth, err := ReadTruth(opts.truth)
 		if err != nil {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // countingReader counts the bytes read from an input (before decompression) for the
@@ -53,14 +55,15 @@ func newProgress(files []string, stderr io.Writer, eng *engine) *progress {
 	return p
 }
 
-// isTerminal reports whether w is a character device (a terminal), without a dependency.
+// isTerminal reports whether w is a terminal (not merely a character device: /dev/null is
+// one too).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 func (p *progress) loop() {

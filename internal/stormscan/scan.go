@@ -106,15 +106,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.html, "html", "", "also write the report as a self-contained HTML page to this file")
 	fs.IntVar(&opts.top, "top", 20, "storms per ranking and on the page (0 = all)")
 	fs.BoolVar(&opts.seedReport, "seed-report", false, "print the seed scanner's JSON report of the seed-format lines instead of the report")
-	for {
-		if err := fs.Parse(args); err != nil {
-			return opts, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		opts.files = append(opts.files, fs.Arg(0))
-		args = fs.Args()[1:]
+	var err error
+	if opts.files, err = stormreport.ParseInterleaved(fs, args); err != nil {
+		return opts, err
 	}
 	fs.Visit(func(f *flag.Flag) { opts.maxBufferedSet = opts.maxBufferedSet || f.Name == "max-buffered-bytes" })
 	if i := slices.Index(opts.files, "-"); i >= 0 && slices.Contains(opts.files[i+1:], "-") {
@@ -125,7 +119,6 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 			return opts, fmt.Errorf("-o %s is not a regular file", opts.out)
 		}
 	}
-	var err error
 	if opts.format, err = parseFormat(*format); err != nil {
 		return opts, err
 	}
@@ -444,18 +437,10 @@ func (s *scan) summarise() error {
 
 // output prints the seed report or the records' report.
 func (s *scan) output(opts options, records string, seedReport seedscan.Report, stdout io.Writer) error {
-	files, err := stormreport.ResolveFiles([]string{records})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if err != nil {
-		files = nil // no record was written
-	}
-	input, err := stormreport.Read(files)
+	input, report, err := stormreport.Load([]string{records}, opts.top)
 	if err != nil {
 		return err
 	}
-	report := stormreport.BuildFrom(input, opts.top)
 	report.Scan = &s.summary
 	if opts.seedReport {
 		if opts.html != "" {

@@ -184,3 +184,17 @@ func TestScanExitStatus(t *testing.T) {
 	assert.Contains(t, res.stdout, "0 recorded calls")
 	assert.Equal(t, 0, scanWith(t, "", "-h").code)
 }
+
+// TestProgressIsSilentOffATerminal: stderr that is a file or /dev/null gets no progress
+// line, only what the scan has to say.
+func TestProgressIsSilentOffATerminal(t *testing.T) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer devNull.Close()
+	assert.False(t, isTerminal(devNull), "/dev/null is a character device, not a terminal")
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, isTerminal(f))
+	assert.Nil(t, newProgress([]string{"-"}, f, nil).done, "no progress goroutine")
+}

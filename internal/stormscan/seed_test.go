@@ -9,14 +9,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrystorm/retrystorm/internal/fixtures"
 	"github.com/retrystorm/retrystorm/internal/stormreport"
 )
 
 // seedExample is the seed's labeled example: one charge_card call tried three times.
-const seedExample = `{"event":"tool_attempt","run_id":"run_7f3","span_id":"span_19","attempt":1,"tool_name":"charge_card","args_hash":"a91c9e0c","idem_hash":"e2b1aa44","status":"timeout","t_start":1757385600120,"t_end":1757385604120,"token_in":812,"token_out":0,"side_effect":"unknown"}
-{"event":"tool_attempt","run_id":"run_7f3","span_id":"span_19","attempt":2,"tool_name":"charge_card","args_hash":"a91c9e0c","idem_hash":"e2b1aa44","status":"error","t_start":1757385604200,"t_end":1757385606100,"token_in":790,"token_out":48,"side_effect":"unknown"}
-{"event":"tool_attempt","run_id":"run_7f3","span_id":"span_19","attempt":3,"tool_name":"charge_card","args_hash":"a91c9e0c","idem_hash":"e2b1aa44","status":"ok","t_start":1757385606200,"t_end":1757385607800,"token_in":788,"token_out":36,"side_effect":"external"}
-`
+const seedExample = fixtures.SeedAttempts
 
 // TestScanSeedExample reads the seed's example from stdin: one storm record, the call the
 // processor makes of the three attempts (the same as of spans carrying the fields), and
@@ -52,30 +50,7 @@ func TestScanSeedExample(t *testing.T) {
 
 	res = scanWith(t, seedExample, "--seed-report")
 	require.Equal(t, 0, res.code, res.stderr)
-	assert.Equal(t, `{
-  "tool_events": 3,
-  "incomplete_events": 0,
-  "spans": 1,
-  "storm_spans": 1,
-  "status_flip_spans": 1,
-  "top_storms": [
-    {
-      "span_id": "span_19",
-      "run_id": "run_7f3",
-      "tool_name": "charge_card",
-      "attempts": 3,
-      "statuses": [
-        "timeout",
-        "error",
-        "ok"
-      ],
-      "unique_args": 1,
-      "ms": 7680,
-      "idem_hash": "e2b1aa44"
-    }
-  ]
-}
-`, res.stdout)
+	assert.Equal(t, fixtures.SeedAttemptsReport, res.stdout)
 }
 
 // TestScanSeedFormatInAllItsShapes: missing fields, status flips, other events and bad
