@@ -13,13 +13,16 @@ import (
 
 // buildAgentsim builds cmd/agentsim into dir once per test: running the binary avoids a
 // `go run` compile inside the measured part of the test.
-func buildAgentsim(t *testing.T, dir string) string {
+func buildAgentsim(t *testing.T, dir string) string { return buildCommand(t, dir, "agentsim") }
+
+// buildCommand builds cmd/name into dir and returns the binary's path.
+func buildCommand(t *testing.T, dir, name string) string {
 	t.Helper()
-	bin := filepath.Join(dir, "agentsim")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/agentsim")
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build agentsim: %v\n%s", err, out)
+		t.Fatalf("build %s: %v\n%s", name, err, out)
 	}
 	return bin
 }

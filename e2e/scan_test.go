@@ -15,18 +15,6 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormreport"
 )
 
-// buildStormreport builds cmd/stormreport into dir.
-func buildStormreport(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "stormreport")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/stormreport")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build stormreport: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestScanOfTheCollectorsInputRecordsWhatTheCollectorRecorded runs agentsim through the
 // built collector with the contrib file exporter beside retry_storm, writing every span
 // received as OTLP/JSON and as protobuf, then runs `stormreport scan --config` with the
@@ -34,7 +22,7 @@ func buildStormreport(t *testing.T, dir string) string {
 // records, and they hold to agentsim's ground truth.
 func TestScanOfTheCollectorsInputRecordsWhatTheCollectorRecorded(t *testing.T) {
 	dir := t.TempDir()
-	agentsim, stormreportBin := buildAgentsim(t, dir), buildStormreport(t, dir)
+	agentsim, stormreportBin := buildAgentsim(t, dir), buildCommand(t, dir, "stormreport")
 	cfg := pipelineConfig(t, dir, cleanPercent, numShards)
 	jsonPath, protoPath := filepath.Join(dir, "traces.json"), filepath.Join(dir, "traces.pb")
 	cfg.RawFiles = yamlMap{
