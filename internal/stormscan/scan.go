@@ -41,7 +41,7 @@ flags:
 
 // defaultMaxBufferedBytes is the scan's memory bound: OTLP-encoded bytes of spans held
 // while their traces are assembled (the processor's max_buffered_bytes).
-const defaultMaxBufferedBytes = 32 << 20
+const defaultMaxBufferedBytes = 16 << 20
 
 // maxBadLinesShown bounds the bad lines named on stderr; the rest are counted.
 const maxBadLinesShown = 100
