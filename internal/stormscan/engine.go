@@ -148,7 +148,6 @@ func (e *engine) close(ctx context.Context) { _ = e.provider.Shutdown(ctx) }
 
 // counts is what the processor's telemetry says of the scan so far.
 type counts struct {
-	spans          int64
 	traces         map[string]int64 // by decision
 	earlyDecisions map[string]int64 // by cause, shutdown left out
 	lateSpans      int64
@@ -157,7 +156,6 @@ type counts struct {
 
 // Telemetry names of the retry_storm processor the summary reads (its README's Telemetry).
 const (
-	metricSpansReceived  = "otelcol_processor_retry_storm_spans_received"
 	metricTraces         = "otelcol_processor_retry_storm_traces"
 	metricEarlyDecisions = "otelcol_processor_retry_storm_early_decisions"
 	metricLateSpans      = "otelcol_processor_retry_storm_late_spans"
@@ -178,8 +176,6 @@ func (e *engine) counts(ctx context.Context) (counts, error) {
 			}
 			for _, dp := range sum.DataPoints {
 				switch m.Name {
-				case metricSpansReceived:
-					c.spans += dp.Value
 				case metricTraces:
 					c.traces[attr(dp, "decision")] += dp.Value
 				case metricEarlyDecisions:
