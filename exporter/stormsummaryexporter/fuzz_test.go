@@ -22,7 +22,7 @@ func FuzzParseSummary(f *testing.F) {
 		span := ptrace.NewSpan()
 		span.SetTraceID(pcommon.TraceID{1})
 		value := pcommon.NewValueStr(summary)
-		record, err := parseSummary(value, span)
+		record, err := stormrecord.ParseCallSummary(value, span)
 		if err != nil {
 			return
 		}
@@ -52,7 +52,7 @@ func FuzzParseFindingRecord(f *testing.F) {
 			span.SetTraceID(pcommon.TraceID{1})
 			span.SetSpanID(pcommon.SpanID{2})
 		}
-		record, err := parseFindingRecord(pcommon.NewValueStr(value), span)
+		record, err := stormrecord.ParseFindingRecord(pcommon.NewValueStr(value), span)
 		if err != nil {
 			return
 		}

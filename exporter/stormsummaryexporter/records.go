@@ -2,13 +2,9 @@ package stormsummaryexporter // import "github.com/retrystorm/retrystorm/exporte
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/url"
 	"strings"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
@@ -43,7 +39,7 @@ func (e *summaryExporter) selectRecords(ctx context.Context, td ptrace.Traces) [
 	for _, span := range tracespans.All(td) {
 		attrs := span.Attributes()
 		if value, ok := attrs.Get(stormrecord.AttrCallSummary); ok {
-			record, err := parseSummary(value, span)
+			record, err := stormrecord.ParseCallSummary(value, span)
 			switch {
 			case err != nil:
 				skip(err)
@@ -53,7 +49,7 @@ func (e *summaryExporter) selectRecords(ctx context.Context, td ptrace.Traces) [
 			}
 		}
 		if value, ok := attrs.Get(stormrecord.AttrFindingSummary); ok {
-			record, err := parseFindingRecord(value, span)
+			record, err := stormrecord.ParseFindingRecord(value, span)
 			switch {
 			case err != nil:
 				skip(err)
@@ -68,84 +64,6 @@ func (e *summaryExporter) selectRecords(ctx context.Context, td ptrace.Traces) [
 		e.logger.Debug("skipped malformed call summaries", zap.Int("summary.malformed", malformed), zap.Error(firstErr))
 	}
 	return selected
-}
-
-// parseSummary decodes the record on a last attempt. Only what the record cannot be
-// written without is checked; the span supplies a missing trace id and the id is derived
-// when absent, as the processor would.
-func parseSummary(summary pcommon.Value, span ptrace.Span) (stormrecord.Record, error) {
-	var record stormrecord.Record
-	if summary.Type() != pcommon.ValueTypeStr {
-		return record, fmt.Errorf("parse call summary: attribute is %s, want a JSON string", summary.Type())
-	}
-	if err := json.Unmarshal([]byte(summary.Str()), &record); err != nil {
-		return record, fmt.Errorf("parse call summary: %w", err)
-	}
-	if record.Schema != stormrecord.Schema {
-		return record, fmt.Errorf("parse call summary: schema %q, want %q", record.Schema, stormrecord.Schema)
-	}
-	if record.CallKey == "" {
-		return record, errors.New("parse call summary: call_key is empty")
-	}
-	if record.TraceID == "" && !span.TraceID().IsEmpty() {
-		record.TraceID = span.TraceID().String()
-	}
-	if record.ID == "" {
-		record.ID = stormrecord.RecordID(record.TraceID, record.CallKey)
-	}
-	// A summary from a processor that predates revisions is the first.
-	record.Revision = max(record.Revision, 1)
-	normalizeLists(&record)
-	return record, nil
-}
-
-// parseFindingRecord decodes the finding record on the span trace-level findings concern;
-// like parseSummary it takes a missing trace id, span id or id from the span.
-func parseFindingRecord(value pcommon.Value, span ptrace.Span) (stormrecord.FindingRecord, error) {
-	var record stormrecord.FindingRecord
-	if value.Type() != pcommon.ValueTypeStr {
-		return record, fmt.Errorf("parse finding record: attribute is %s, want a JSON string", value.Type())
-	}
-	if err := json.Unmarshal([]byte(value.Str()), &record); err != nil {
-		return record, fmt.Errorf("parse finding record: %w", err)
-	}
-	if record.Schema != stormrecord.FindingSchema {
-		return record, fmt.Errorf("parse finding record: schema %q, want %q", record.Schema, stormrecord.FindingSchema)
-	}
-	if record.TraceID == "" && !span.TraceID().IsEmpty() {
-		record.TraceID = span.TraceID().String()
-	}
-	if record.SpanID == "" && !span.SpanID().IsEmpty() {
-		record.SpanID = span.SpanID().String()
-	}
-	if record.SpanID == "" {
-		return record, errors.New("parse finding record: span_id is empty")
-	}
-	if record.ID == "" {
-		record.ID = stormrecord.FindingRecordID(record.TraceID, record.SpanID)
-	}
-	if record.Findings == nil {
-		record.Findings = []stormrecord.Finding{}
-	}
-	record.Revision = max(record.Revision, 1)
-	return record, nil
-}
-
-// normalizeLists turns absent lists into empty ones, so every list field of a written
-// record is a JSON array; unknown scalars stay null.
-func normalizeLists(record *stormrecord.Record) {
-	if record.Statuses == nil {
-		record.Statuses = []string{}
-	}
-	if record.SideEffects == nil {
-		record.SideEffects = []string{}
-	}
-	if record.Findings == nil {
-		record.Findings = []stormrecord.Finding{}
-	}
-	if record.AttemptSpanIDs == nil {
-		record.AttemptSpanIDs = []string{}
-	}
 }
 
 // selected applies include: storm, failure (a failed call that is not a storm), finding.

@@ -19,6 +19,10 @@ const (
 	AttrCallLayer    = "retrystorm.call.layer"
 	AttrCallStorm    = "retrystorm.call.storm"
 	AttrCallClass    = "retrystorm.call.class"
+	// AttrCallTool is the call's tool name as its record spells it (the last attempt's), on
+	// every attempt, so a reader counts calls per tool without a record (clean calls have
+	// none).
+	AttrCallTool = "retrystorm.call.tool"
 	AttrStatus       = "retrystorm.status"
 	AttrArgsHash     = "retrystorm.args.hash"
 	AttrResultHash   = "retrystorm.result.hash"

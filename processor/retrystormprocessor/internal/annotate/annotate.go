@@ -57,13 +57,14 @@ func Apply(tr *analysis.Trace, opts Options) Stats {
 func annotateUnit(u *analysis.Unit, opts Options) int {
 	remapped := 0
 	total, pos := 0, 0
+	tool := u.Last().ToolName
 	for _, c := range u.Calls {
 		total += len(c.Attempts)
 	}
 	for ci, c := range u.Calls {
 		for _, a := range c.Attempts {
 			pos++
-			annotateAttempt(u, a, pos, total)
+			annotateAttempt(u, a, pos, total, tool)
 			a.Span.Attributes().PutStr(stormrecord.AttrCallLayer, string(analysis.AttemptLayer(a, ci)))
 			if a.Remap != nil {
 				remap(a, opts.Redact)
@@ -87,12 +88,13 @@ func annotateUnit(u *analysis.Unit, opts Options) int {
 
 // attemptAttrs bounds the attributes an attempt span gets (annotateAttempt, the layer, a
 // remap, the unit's summary): room is made once, not by growing the slice per attribute.
-const attemptAttrs = 14
+const attemptAttrs = 15
 
-func annotateAttempt(u *analysis.Unit, a *grouping.Attempt, pos, total int) {
+func annotateAttempt(u *analysis.Unit, a *grouping.Attempt, pos, total int, tool string) {
 	attrs := a.Span.Attributes()
 	attrs.EnsureCapacity(attrs.Len() + attemptAttrs)
 	attrs.PutStr(stormrecord.AttrCallKey, u.Key())
+	putNonEmpty(attrs, stormrecord.AttrCallTool, tool)
 	attrs.PutInt(stormrecord.AttrCallAttempt, int64(pos))
 	attrs.PutInt(stormrecord.AttrCallAttempts, int64(total))
 	attrs.PutBool(stormrecord.AttrCallStorm, u.Storm)
