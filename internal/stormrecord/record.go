@@ -22,7 +22,7 @@ const (
 	// AttrCallTool is the call's tool name as its record spells it (the last attempt's), on
 	// every attempt, so a reader counts calls per tool without a record (clean calls have
 	// none).
-	AttrCallTool = "retrystorm.call.tool"
+	AttrCallTool     = "retrystorm.call.tool"
 	AttrStatus       = "retrystorm.status"
 	AttrArgsHash     = "retrystorm.args.hash"
 	AttrResultHash   = "retrystorm.result.hash"
