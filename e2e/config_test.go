@@ -22,6 +22,7 @@ type collectorConfig struct {
 	Receivers  yamlMap       `yaml:"receivers"`
 	Processors yamlMap       `yaml:"processors,omitempty"`
 	Exporters  yamlMap       `yaml:"exporters"`
+	Connectors yamlMap       `yaml:"connectors,omitempty"`
 	Service    serviceConfig `yaml:"service"`
 }
 
@@ -127,6 +128,14 @@ type stormConfig struct {
 	// Extensions are enabled in the service, by name.
 	Extensions yamlMap
 	LogLevel   string // "": the default
+	// Signals, when set, adds the storms connector after retry_storm: its metrics to a
+	// prometheus exporter, its records to an OTLP gRPC logs backend.
+	Signals *signalsConfig
+}
+
+// signalsConfig places the storms connector's outputs.
+type signalsConfig struct {
+	PrometheusPort, LogsPort int
 }
 
 // newStormConfig fills ports and defaults: a short decision wait, two shards, clean traces
@@ -179,6 +188,18 @@ func (c stormConfig) collector() collectorConfig {
 	if c.TapPort != 0 {
 		cfg.Exporters["otlp_grpc/tap"] = otlpGRPCExporter(c.TapPort)
 		cfg.Service.Pipelines["traces/tap"] = pipeline{Receivers: []string{"otlp"}, Exporters: []string{"otlp_grpc/tap"}}
+	}
+	if c.Signals != nil {
+		cfg.Connectors = yamlMap{"storms": yamlMap{
+			"metrics": yamlMap{"flush_interval": "500ms"},
+			"logs":    yamlMap{"include": []string{"storm", "failure", "finding"}},
+		}}
+		cfg.Exporters["prometheus"] = yamlMap{"endpoint": loopback(c.Signals.PrometheusPort)}
+		cfg.Exporters["otlp_grpc/records"] = otlpGRPCExporter(c.Signals.LogsPort)
+		traces.Exporters = append(traces.Exporters, "storms")
+		cfg.Service.Pipelines["traces"] = traces
+		cfg.Service.Pipelines["metrics/storms"] = pipeline{Receivers: []string{"storms"}, Exporters: []string{"prometheus"}}
+		cfg.Service.Pipelines["logs/storms"] = pipeline{Receivers: []string{"storms"}, Exporters: []string{"otlp_grpc/records"}}
 	}
 	if len(c.RawFiles) > 0 {
 		maps.Copy(cfg.Exporters, c.RawFiles)

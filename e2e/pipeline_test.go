@@ -55,6 +55,9 @@ func TestPipelineAgainstGroundTruth(t *testing.T) {
 	agentsim := buildAgentsim(t, dir)
 	cfg := pipelineConfig(t, dir, cleanPercent, numShards)
 	sink := startBackend(t, cfg.BackendPort)
+	logsPort := freePorts(t, 1)[0]
+	logs := startLogsBackend(t, logsPort)
+	withSignals(t, &cfg, logsPort)
 	collector := startStormCollector(t, dir, cfg)
 
 	truthPath := filepath.Join(dir, "truth.jsonl")
@@ -66,6 +69,15 @@ func TestPipelineAgainstGroundTruth(t *testing.T) {
 	want := expect(t, truth, th)
 
 	m := waitSettled(t, collector, cfg.MetricsPort, want.spans)
+	var signals metrics
+	eventually(t, settleTimeout, "the storms connector counted every storm and finding", func() (bool, string) {
+		got, failed := scrapeWhile(t, collector, cfg.Signals.PrometheusPort)
+		if got == nil {
+			return false, failed
+		}
+		signals = got
+		return stormSignalsDone(got, want)
+	})
 	collector.stop(t)
 
 	summary := readSummaryFileMust(t, cfg.SummaryPath)
@@ -80,6 +92,8 @@ func TestPipelineAgainstGroundTruth(t *testing.T) {
 		checkMetrics(t, m, want, remapped)
 		checkRecordMetrics(t, m, truth, summary)
 	})
+	t.Run("storm metrics", func(t *testing.T) { checkStormMetrics(t, signals, truth, want, float64(cleanPercent)/100) })
+	t.Run("records at the logs backend", func(t *testing.T) { checkRecordsOnce(t, logRecords(t, logs), summary) })
 }
 
 // checkRecordMetrics: storm_summary counts the lines it wrote by schema, and the file holds

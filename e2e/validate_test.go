@@ -18,7 +18,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 	for _, path := range configs {
 		names = append(names, filepath.Base(path))
 	}
-	for _, want := range []string{"capture.yaml", "demo.yaml", "jaeger.yaml", "production.yaml"} {
+	for _, want := range []string{"capture.yaml", "demo.yaml", "jaeger.yaml", "observability.yaml", "production.yaml"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("config/%s is missing; found %v", want, names)
 		}
@@ -63,7 +63,8 @@ func TestDistributionListsComponents(t *testing.T) {
 	for _, want := range []string{
 		"otlp",
 		"retry_storm", "batch", "memory_limiter",
-		"storm_summary", "debug", "otlp_grpc", "otlp_http", "load_balancing", "file",
+		"storm_summary", "debug", "otlp_grpc", "otlp_http", "load_balancing", "file", "prometheus",
+		"storms",
 		"health_check", "file_storage",
 	} {
 		if !listed[want] {

@@ -42,6 +42,10 @@ const (
 	FindingKind    = "kind"
 	FindingDetail  = "detail"
 	FindingCallKey = "call.key"
+
+	// LateFindingSpan is the name of the span that carries a finding found after its trace
+	// was forwarded, with the next revision of the call's record.
+	LateFindingSpan = "retrystorm.late_finding"
 )
 
 // Layers counts the tries made at each retry layer: transport (wire sends observed under

@@ -73,6 +73,7 @@ func annotateUnit(u *analysis.Unit, opts Options) int {
 		}
 		for _, d := range c.Duplicates {
 			d.Span.Attributes().PutStr(stormrecord.AttrCallKey, u.Key())
+			putNonEmpty(d.Span.Attributes(), stormrecord.AttrCallTool, tool)
 			// A duplicate record still says what its span says: fix its status too.
 			if d.Remap != nil {
 				remap(d, opts.Redact)
@@ -107,8 +108,9 @@ func annotateAttempt(u *analysis.Unit, a *grouping.Attempt, pos, total int, tool
 	putNonEmpty(attrs, stormrecord.AttrIdemHash, a.IdemHash)
 	for _, s := range a.Sends {
 		sa := s.Span.Attributes()
-		sa.EnsureCapacity(sa.Len() + 4)
+		sa.EnsureCapacity(sa.Len() + 5)
 		sa.PutStr(stormrecord.AttrCallKey, u.Key())
+		putNonEmpty(sa, stormrecord.AttrCallTool, tool)
 		sa.PutStr(stormrecord.AttrCallLayer, string(stormrecord.LayerTransport))
 		sa.PutInt(stormrecord.AttrCallAttempt, s.Number)
 		sa.PutStr(stormrecord.AttrStatus, s.Status.String())

@@ -25,7 +25,7 @@ import (
 // (lateFindingSpan) carrying the next revision of the call's record.
 
 // lateFindingSpan names the span that carries a finding found after its trace was decided.
-const lateFindingSpan = "retrystorm.late_finding"
+const lateFindingSpan = stormrecord.LateFindingSpan
 
 // heldReport is what reporting a held suspect takes once the trace it copied is decided.
 // It references nothing of the trace's spans, which have been forwarded by then.

@@ -1,0 +1,74 @@
+package stormsconnector // import "github.com/retrystorm/retrystorm/connector/stormsconnector"
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Config is the storms connector's configuration (README, "Configuration").
+type Config struct {
+	Metrics MetricsConfig `mapstructure:"metrics"`
+	Logs    LogsConfig    `mapstructure:"logs"`
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// MetricsConfig shapes the traces → metrics direction.
+type MetricsConfig struct {
+	// MaxTools bounds the distinct values of the tool attribute: the first MaxTools tool
+	// names seen, then _other (the retry_storm processor's rule).
+	MaxTools int `mapstructure:"max_tools"`
+	// FlushInterval is how often the cumulative counters are emitted.
+	FlushInterval time.Duration `mapstructure:"flush_interval"`
+}
+
+// LogsConfig shapes the traces → logs direction.
+type LogsConfig struct {
+	// Include selects the records sent as log records: storm, failure, finding (the
+	// storm_summary exporter's include).
+	Include []string `mapstructure:"include"`
+}
+
+const (
+	includeStorm   = "storm"
+	includeFailure = "failure"
+	includeFinding = "finding"
+)
+
+var includeValues = []string{includeStorm, includeFailure, includeFinding}
+
+const (
+	defaultMaxTools      = 100
+	defaultFlushInterval = 15 * time.Second
+)
+
+func createDefaultConfig() *Config {
+	return &Config{
+		Metrics: MetricsConfig{MaxTools: defaultMaxTools, FlushInterval: defaultFlushInterval},
+		Logs:    LogsConfig{Include: []string{includeStorm, includeFinding}},
+	}
+}
+
+// Validate checks the configuration at collector start.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Metrics.MaxTools < 1 {
+		errs = append(errs, fmt.Errorf("metrics.max_tools: %d, must be at least 1", c.Metrics.MaxTools))
+	}
+	if c.Metrics.FlushInterval <= 0 {
+		errs = append(errs, fmt.Errorf("metrics.flush_interval: %s, must be positive", c.Metrics.FlushInterval))
+	}
+	if len(c.Logs.Include) == 0 {
+		errs = append(errs, fmt.Errorf("logs.include: empty, want one or more of %v", includeValues))
+	}
+	for _, v := range c.Logs.Include {
+		if !slices.Contains(includeValues, v) {
+			errs = append(errs, fmt.Errorf("logs.include: unknown value %q, want one of %v", v, includeValues))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *LogsConfig) includes(v string) bool { return slices.Contains(c.Include, v) }
