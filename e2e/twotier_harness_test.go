@@ -88,13 +88,17 @@ type tier2Collector struct {
 	taps    []*consumertest.TracesSink
 }
 
-// startTier2 starts a tier-2 collector named name, the pipeline test's collector, with a
-// fresh backend and, when tap is set, a tap; it returns once the collector listens.
-func startTier2(t *testing.T, dir, name string, tap bool) *tier2Collector {
+// startTier2 starts a tier-2 collector named name, the pipeline test's collector (changed
+// by adjust), with a fresh backend and, when tap is set, a tap; it returns once the
+// collector listens.
+func startTier2(t *testing.T, dir, name string, tap bool, adjust ...func(*stormConfig)) *tier2Collector {
 	t.Helper()
 	c := &tier2Collector{name: name, dir: filepath.Join(dir, name)}
 	c.cfg = pipelineConfig(t, c.dir, cleanPercent, numShards)
 	c.cfg.SummaryPath = filepath.Join(c.dir, "storms.jsonl")
+	for _, f := range adjust {
+		f(&c.cfg)
+	}
 	c.backend = startBackend(t, c.cfg.BackendPort)
 	if tap {
 		c.cfg.TapPort = freePorts(t, 1)[0]

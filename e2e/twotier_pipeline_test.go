@@ -36,8 +36,12 @@ const (
 func TestTwoTierAgainstGroundTruth(t *testing.T) {
 	dir := t.TempDir()
 	agentsim := buildAgentsim(t, dir)
-	a := startTier2(t, dir, "a", true)
-	b := startTier2(t, dir, "b", true)
+	// Both tier-2 collectors send their records to one logs backend.
+	logsPort := freePorts(t, 1)[0]
+	logs := startLogsBackend(t, logsPort)
+	signals := func(c *stormConfig) { withSignals(t, c, logsPort) }
+	a := startTier2(t, dir, "a", true, signals)
+	b := startTier2(t, dir, "b", true, signals)
 	single := startTier2(t, dir, "single", false)
 	tier1, tier1Port, tier1Metrics := startTier1(t, dir, single.cfg.OTLPPort, a, b)
 
@@ -114,6 +118,9 @@ func TestTwoTierAgainstGroundTruth(t *testing.T) {
 		for id := range inSingle {
 			t.Errorf("finding record %s written by the single collector, not by the two tiers", id)
 		}
+	})
+	t.Run("records at one logs backend", func(t *testing.T) {
+		checkRecordsOnce(t, logRecords(t, logs), summaryA, summaryB)
 	})
 	t.Run("backends", func(t *testing.T) {
 		merged := map[string]*backendTrace{}
