@@ -2,9 +2,9 @@
 GO       ?= go
 PKGS     := ./...
 
-.PHONY: test vet fmtcheck unit browser python
+.PHONY: test vet fmtcheck unit browser python alert-rules
 
-test: fmtcheck vet browser python unit e2e
+test: fmtcheck vet browser python alert-rules unit e2e
 
 # The stormreport page test renders in headless Chromium; install it when missing.
 browser:
@@ -13,6 +13,17 @@ browser:
 # The seedscan test compares with the seed's Python scanner; install python3 when missing.
 python:
 	@bash .ci/ensure-python3
+
+# The Prometheus alerting rules and their unit tests (config/alerting), and every query of
+# the Grafana dashboard (config/grafana/retrystorm.json) checked as PromQL by promtool;
+# installs promtool when missing.
+alert-rules: python
+	@bash .ci/ensure-prometheus
+	promtool check rules config/alerting/retrystorm.rules.yml
+	promtool test rules config/alerting/retrystorm.rules.test.yml
+	@tmp="$$(mktemp -d)" && trap 'rm -rf "$$tmp"' EXIT && \
+	python3 config/alerting/dashboard_test.py config/grafana/retrystorm.json "$$tmp/dashboard.rules.yml" && \
+	promtool check rules "$$tmp/dashboard.rules.yml"
 
 fmtcheck:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_build/*'))"; \
