@@ -1,0 +1,272 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The shipped alert rules and dashboard (README.md, "Alerting").
+var (
+	alertRules = filepath.Join(repoRoot, "config", "alerting", "retrystorm.rules.yml")
+	dashboard  = filepath.Join(repoRoot, "config", "grafana", "retrystorm.json")
+)
+
+// alertCase is agentsim traffic of one scenario and the alert it must fire ("" for clean
+// traffic, which must fire none).
+type alertCase struct {
+	name, scenario string
+	count          int
+	alert          string
+	// budgets, when set, replaces the number after the last `>` of the named alerts in a
+	// copy of the rules: a budget tuned down as the rules file says to, so a short run
+	// reaches it.
+	budgets map[string]string
+}
+
+// How long an alert with `for: 1m` takes to fire after its cause, with the scrape and
+// evaluation intervals (1 s each here), the connector's flush and the decision wait.
+const alertTimeout = 150 * time.Second
+
+// TestAlertsFireOnTheirScenarioAndStaySilentOnClean runs each scenario through the built
+// collector with the storms connector, has a real Prometheus scrape the connector's
+// metrics and evaluate the shipped rules, and checks the scenario's alert fires; clean
+// traffic fires none. A mixed run evaluates every dashboard panel's query.
+func TestAlertsFireOnTheirScenarioAndStaySilentOnClean(t *testing.T) {
+	dir := t.TempDir()
+	agentsim := buildAgentsim(t, dir)
+	cases := []alertCase{
+		{name: "storms over budget", scenario: "executor_storm", count: 250, alert: "RetryStormBudgetExceeded"},
+		{name: "unrecovered failure", scenario: "exhausted_green", count: 20, alert: "RetryStormUnrecoveredFailure"},
+		{name: "duplicate side effect", scenario: "duplicate_side_effect", count: 20, alert: "RetryStormDuplicateSideEffect"},
+		{name: "incomplete attempts", scenario: "incomplete_record", count: 20, alert: "RetryStormIncompleteAttempts"},
+		// The default budget (100000 tokens per tool per hour) takes hours of agentsim's
+		// traffic; the copy's budget is reached in seconds.
+		{name: "tokens burned on failed attempts", scenario: "agent_storm", count: 60, alert: "RetryStormFailedAttemptTokens",
+			budgets: map[string]string{"RetryStormFailedAttemptTokens": "1000"}},
+		{name: "clean traffic", scenario: "clean", count: 200},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			caseDir := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
+			collector, prom := startAlertingPair(t, caseDir, rulesFor(t, caseDir, c.budgets))
+			runAgentsim(t, agentsim, "--endpoint", loopback(collector.cfg.OTLPPort), "--rate", "0",
+				"--count", strconv.Itoa(c.count), "--scenarios", c.scenario+"=1", "--seed", "5", "--service", agentService)
+			checkRulesHealthy(t, prom)
+			if c.alert == "" {
+				checkSilent(t, prom, collector)
+				return
+			}
+			eventually(t, alertTimeout, c.alert+" firing", func() (bool, string) {
+				collector.proc.alive(t)
+				alerts, err := prom.alerts()
+				if err != nil {
+					return false, err.Error()
+				}
+				for _, a := range alerts {
+					if a.Labels["alertname"] == c.alert && a.State == "firing" {
+						return true, ""
+					}
+				}
+				return false, fmt.Sprintf("active alerts: %v", alertNames(alerts))
+			})
+		})
+	}
+	t.Run("dashboard queries", func(t *testing.T) {
+		t.Parallel()
+		caseDir := filepath.Join(dir, "dashboard")
+		collector, prom := startAlertingPair(t, caseDir, alertRules)
+		runAgentsim(t, agentsim, "--endpoint", loopback(collector.cfg.OTLPPort), "--rate", "0",
+			"--count", "150", "--every-scenario", "--seed", "6", "--service", agentService)
+		checkDashboardQueries(t, prom, collector)
+	})
+}
+
+// alertingCollector is a collector with the storms connector and the Prometheus that
+// scrapes it.
+type alertingCollector struct {
+	cfg  stormConfig
+	proc *collectorProcess
+}
+
+func startAlertingPair(t *testing.T, dir, rules string) (*alertingCollector, *prometheusServer) {
+	t.Helper()
+	cfg := pipelineConfig(t, dir, cleanPercent, numShards)
+	cfg.NoBackend = true
+	logsPort := freePorts(t, 1)[0]
+	startLogsBackend(t, logsPort)
+	withSignals(t, &cfg, logsPort)
+	c := &alertingCollector{cfg: cfg, proc: startStormCollector(t, dir, cfg)}
+	prom := startPrometheus(t, filepath.Join(dir, "prometheus"), map[string]string{
+		"retrystorm": loopback(cfg.Signals.PrometheusPort),
+		"otelcol":    loopback(cfg.MetricsPort),
+	}, rules)
+	return c, prom
+}
+
+// rulesFor returns the shipped rules, or a copy under dir with the budgets replaced.
+func rulesFor(t *testing.T, dir string, budgets map[string]string) string {
+	t.Helper()
+	if len(budgets) == 0 {
+		return alertRules
+	}
+	b, err := os.ReadFile(alertRules)
+	if err != nil {
+		t.Fatalf("read the alert rules: %v", err)
+	}
+	text := string(b)
+	for alert, budget := range budgets {
+		start := strings.Index(text, "alert: "+alert+"\n")
+		if start < 0 {
+			t.Fatalf("no alert %s in %s", alert, alertRules)
+		}
+		end := strings.Index(text[start:], "\n        for:")
+		if end < 0 {
+			t.Fatalf("alert %s has no for:", alert)
+		}
+		expr := text[start : start+end]
+		re := regexp.MustCompile(`>\s*[0-9.e+]+\s*$`)
+		if !re.MatchString(expr) {
+			t.Fatalf("alert %s: its expression does not end in a budget: %s", alert, expr)
+		}
+		text = text[:start] + re.ReplaceAllString(expr, "> "+budget) + text[start+end:]
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "retrystorm.rules.yml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func alertNames(alerts []promAlert) []string {
+	var out []string
+	for _, a := range alerts {
+		out = append(out, a.Labels["alertname"]+"/"+a.State)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkRulesHealthy: Prometheus loaded the rules and evaluates each without error.
+func checkRulesHealthy(t *testing.T, prom *prometheusServer) {
+	t.Helper()
+	eventually(t, 30*time.Second, "rules evaluated", func() (bool, string) {
+		bad, err := prom.ruleHealth()
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(bad) > 0 {
+			t.Fatalf("rules failed to evaluate: %v", bad)
+		}
+		return true, ""
+	})
+}
+
+// checkSilent: no alert is pending or firing at any time while the clean traffic is
+// counted and for a minute and a half after (longer than any `for:`).
+func checkSilent(t *testing.T, prom *prometheusServer, c *alertingCollector) {
+	t.Helper()
+	sawCalls := false
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		c.proc.alive(t)
+		alerts, err := prom.alerts()
+		if err != nil {
+			t.Fatalf("alerts: %v", err)
+		}
+		if len(alerts) > 0 {
+			t.Fatalf("clean traffic raised alerts: %v", alertNames(alerts))
+		}
+		if calls, err := prom.query("sum(retrystorm_calls_total)"); err == nil && len(calls) > 0 {
+			sawCalls = true
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if !sawCalls {
+		t.Fatal("Prometheus never saw retrystorm_calls_total: the silence proves nothing")
+	}
+}
+
+// dashboardModel is the part of a Grafana dashboard the test reads.
+type dashboardModel struct {
+	Panels []struct {
+		Title   string `json:"title"`
+		Type    string `json:"type"`
+		Targets []struct {
+			Expr string `json:"expr"`
+		} `json:"targets"`
+		Panels []json.RawMessage `json:"panels"`
+	} `json:"panels"`
+}
+
+// dashboardVariables are what Grafana substitutes in a query, as this test fills them: all
+// tools, and 1-minute windows.
+var dashboardVariables = strings.NewReplacer(
+	"${tool:regex}", ".*", "${tool}", ".*", "$tool", ".*",
+	"${__rate_interval}", "1m", "$__rate_interval", "1m",
+	"${__interval}", "1m", "$__interval", "1m",
+	"${__range}", "5m", "$__range", "5m",
+	"${datasource}", "", "$datasource", "")
+
+// checkDashboardQueries evaluates every panel query of the shipped dashboard against
+// Prometheus during the traffic: each must evaluate without error and return data.
+func checkDashboardQueries(t *testing.T, prom *prometheusServer, c *alertingCollector) {
+	t.Helper()
+	b, err := os.ReadFile(dashboard)
+	if err != nil {
+		t.Fatalf("read the dashboard: %v", err)
+	}
+	var model dashboardModel
+	if err := json.Unmarshal(b, &model); err != nil {
+		t.Fatalf("the dashboard is not JSON: %v", err)
+	}
+	type query struct{ panel, expr string }
+	var queries []query
+	for _, p := range model.Panels {
+		if len(p.Panels) > 0 {
+			t.Errorf("panel %q nests panels (a collapsed row): the test reads top-level panels only", p.Title)
+		}
+		for _, target := range p.Targets {
+			if target.Expr != "" {
+				queries = append(queries, query{p.Title, dashboardVariables.Replace(target.Expr)})
+			}
+		}
+	}
+	if len(queries) == 0 {
+		t.Fatal("the dashboard has no queries")
+	}
+	for _, q := range queries {
+		var status string
+		ok, _ := poll(alertTimeout, func() (bool, string) {
+			c.proc.alive(t)
+			samples, err := prom.query(q.expr)
+			switch {
+			case err != nil:
+				status = err.Error()
+				return strings.Contains(err.Error(), "parse error"), status
+			case len(samples) == 0:
+				status = "no data"
+				return false, status
+			}
+			status = ""
+			return true, ""
+		})
+		if !ok || status != "" {
+			t.Errorf("panel %q: query %s: %s", q.panel, q.expr, status)
+		}
+	}
+	t.Logf("%d dashboard queries evaluated", len(queries))
+}
