@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
@@ -38,15 +39,8 @@ func startBackend(t *testing.T, port int) *consumertest.TracesSink {
 // requests up to maxRecvMiB (0: the default 4 MiB).
 func startBackendConsumer(t *testing.T, port, maxRecvMiB int, next consumer.Traces) {
 	t.Helper()
-	factory := otlpreceiver.NewFactory()
-	cfg := factory.CreateDefaultConfig().(*otlpreceiver.Config)
-	grpc := configgrpc.NewDefaultServerConfig()
-	grpc.NetAddr.Endpoint = loopback(port)
-	if maxRecvMiB != 0 {
-		grpc.MaxRecvMsgSizeMiB = maxRecvMiB
-	}
-	cfg.Protocols.GRPC = configoptional.Some(grpc)
-	cfg.Protocols.HTTP = configoptional.None[otlpreceiver.HTTPConfig]()
+	factory, cfg := backendReceiver(port, maxRecvMiB)
+	grpc := cfg.Protocols.GRPC.Get()
 	rcv, err := factory.CreateTraces(context.Background(), receivertest.NewNopSettings(factory.Type()), cfg, next)
 	if err != nil {
 		t.Fatalf("create backend OTLP receiver: %v", err)
@@ -59,6 +53,21 @@ func startBackendConsumer(t *testing.T, port, maxRecvMiB int, next consumer.Trac
 			t.Errorf("shut down backend OTLP receiver: %v", err)
 		}
 	})
+}
+
+// backendReceiver is the OTLP receiver of a backend: gRPC only, on port, accepting
+// requests up to maxRecvMiB (0: the default 4 MiB).
+func backendReceiver(port, maxRecvMiB int) (receiver.Factory, *otlpreceiver.Config) {
+	factory := otlpreceiver.NewFactory()
+	cfg := factory.CreateDefaultConfig().(*otlpreceiver.Config)
+	grpc := configgrpc.NewDefaultServerConfig()
+	grpc.NetAddr.Endpoint = loopback(port)
+	if maxRecvMiB != 0 {
+		grpc.MaxRecvMsgSizeMiB = maxRecvMiB
+	}
+	cfg.Protocols.GRPC = configoptional.Some(grpc)
+	cfg.Protocols.HTTP = configoptional.None[otlpreceiver.HTTPConfig]()
+	return factory, cfg
 }
 
 // Backend behaviours.

@@ -10,11 +10,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/config/configgrpc"
-	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
@@ -35,18 +32,13 @@ const (
 func startLogsBackend(t *testing.T, port int) *consumertest.LogsSink {
 	t.Helper()
 	sink := new(consumertest.LogsSink)
-	factory := otlpreceiver.NewFactory()
-	cfg := factory.CreateDefaultConfig().(*otlpreceiver.Config)
-	grpc := configgrpc.NewDefaultServerConfig()
-	grpc.NetAddr.Endpoint = loopback(port)
-	cfg.Protocols.GRPC = configoptional.Some(grpc)
-	cfg.Protocols.HTTP = configoptional.None[otlpreceiver.HTTPConfig]()
+	factory, cfg := backendReceiver(port, 0)
 	rcv, err := factory.CreateLogs(context.Background(), receivertest.NewNopSettings(factory.Type()), cfg, sink)
 	if err != nil {
 		t.Fatalf("create logs backend: %v", err)
 	}
 	if err := rcv.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatalf("start logs backend on %s: %v", grpc.NetAddr.Endpoint, err)
+		t.Fatalf("start logs backend on %s: %v", loopback(port), err)
 	}
 	t.Cleanup(func() { _ = rcv.Shutdown(context.Background()) })
 	return sink
