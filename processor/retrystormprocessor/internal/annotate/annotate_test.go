@@ -55,6 +55,8 @@ func TestApplyRemapsAndAnnotates(t *testing.T) {
 		assert.Equal(t, "2", str(t, s.Attributes(), stormrecord.AttrCallAttempts))
 		assert.Equal(t, "true", str(t, s.Attributes(), stormrecord.AttrCallStorm))
 		assert.Equal(t, "transient_dependency", str(t, s.Attributes(), stormrecord.AttrCallClass))
+		// The tool name the record has, on every attempt: readers count calls per tool by it.
+		assert.Equal(t, "lookup_order", str(t, s.Attributes(), stormrecord.AttrCallTool))
 	}
 	assert.Equal(t, "1", str(t, first.Attributes(), stormrecord.AttrCallAttempt))
 	assert.Equal(t, "error", str(t, first.Attributes(), stormrecord.AttrStatus))
