@@ -17,6 +17,9 @@ import (
 type IndexedTrace struct {
 	// Tree is the trace's span tree, reused by AnalyzeTree.
 	Tree *grouping.Tree
+	// Cached says the trace's spans were all read just now (they arrived in the input
+	// being ingested), so the CPU's caches hold them and triage does not warm them first.
+	Cached bool
 	// Clean is true when Analyze would certainly find the trace clean: no storm, no non-ok
 	// attempt, no finding, no error span. False means only "analyse to know".
 	Clean bool
@@ -171,7 +174,9 @@ func (an *Analyzer) triageSteps(q *IndexedTrace, st *triageSpans) triageStop {
 	if stop := countToolKids(t, st); stop != "" {
 		return stop
 	}
-	an.scratch.warmth += warm(t, st.isTool, st.toolKids)
+	if !q.Cached {
+		an.scratch.warmth += warm(t, st.isTool, st.toolKids)
+	}
 	if stop := an.glanceAttempts(t, st); stop != "" {
 		return stop
 	}

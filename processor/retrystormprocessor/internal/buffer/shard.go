@@ -291,7 +291,7 @@ func (s *shard) ingest(pc piece, now time.Time) *pendingTrace {
 		pt.rootAt = now
 		s.roots.Push(pt)
 		s.rooted.Push(pt)
-		s.triageAtRoot(pt, root)
+		s.triageAtRoot(pt, root, whole)
 	}
 	if whole {
 		if pt.packed != nil {
@@ -346,8 +346,9 @@ func (s *shard) lateOf(pc piece, spans int64) (rest *provisionalRest, late bool)
 // that sampling keeps even when clean, or that shows an error span, is analysed at its
 // deadline and needs no triage (nor does one set aside under memory pressure, or any
 // trace when the configuration leaves triage nothing to prove); with root_grace 0 the
-// deadline is now. root is the trace's first root span, just arrived.
-func (s *shard) triageAtRoot(pt *pendingTrace, root ptrace.Span) {
+// deadline is now. root is the trace's first root span, just arrived; whole says every
+// span of the trace came with it.
+func (s *shard) triageAtRoot(pt *pendingTrace, root ptrace.Span, whole bool) {
 	if pt.errorSeen || pt.state == signalled || s.cfg.rootGrace <= 0 || !s.analyzer.Triageable() {
 		return
 	}
@@ -356,7 +357,9 @@ func (s *shard) triageAtRoot(pt *pendingTrace, root ptrace.Span) {
 		return
 	}
 	s.unpack(pt) // spans held encoded while the root was awaited
-	q := s.analyzer.TriageIndexed(s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals))
+	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
+	q.Cached = whole
+	q = s.analyzer.TriageIndexed(q)
 	if q.Clean {
 		pt.settled, pt.state = s.analyzer.Settle(q, traceState), provenClean
 	} else {
