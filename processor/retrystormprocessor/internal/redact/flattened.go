@@ -68,7 +68,7 @@ func (r *Redactor) flattenedMessages(m pcommon.Map) int {
 		switch {
 		case roleOf(last)&argKey != 0 && strings.Contains(rest, "tool_call"),
 			roleOf(last)&textKey != 0 && toolRoles[roles[msg]]:
-			v.SetStr(Marker(r.rw.hasher.Value(v)))
+			v.SetStr(r.rw.markValue(v))
 			n++
 		case roleOf(last)&textKey != 0 && !r.rw.keepText && v.Type() == pcommon.ValueTypeStr && v.Str() != "":
 			v.SetStr(Scrubbed)

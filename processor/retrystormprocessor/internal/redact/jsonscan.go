@@ -343,7 +343,7 @@ func (sc *scan) member(p part, ctx context, key string, i, strEnd, depth int) (i
 		}
 		if ok {
 			sc.w.replaced++
-			sc.edit(i, end, quote(Marker(sc.w.hashJSON(s[i:end]))))
+			sc.edit(i, end, sc.w.markJSON(s[i:end]).quoted)
 		}
 		return end, ok
 	case text && isString:

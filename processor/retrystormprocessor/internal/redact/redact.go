@@ -179,7 +179,7 @@ func (r *Redactor) ToolSpan(span ptrace.Span, st *Stats) {
 		}
 		for k, v := range ev.Attributes().All() {
 			if eventPayloadMembers[k] && !(v.Type() == pcommon.ValueTypeStr && v.Str() == "") {
-				v.SetStr(Marker(r.rw.hasher.Value(v)))
+				v.SetStr(r.rw.markValue(v))
 				st.ToolSpan++
 			}
 		}

@@ -23,9 +23,12 @@ type rewriter struct {
 	// memo holds rewritten array elements of the trace being redacted: a model span's input
 	// repeats the conversation every earlier span carried, so most elements were seen.
 	memo map[uint64]memoEntry
-	// hashes holds the markers' hashes of the trace being redacted, by the raw text they
-	// replace: the same payload is copied into many messages.
-	hashes map[uint64]string
+	// markers holds the markers of the trace being redacted by the raw JSON text they
+	// replace, and texts by the text they hash (a JSON string decoded): the same payload is
+	// copied into many messages, as an object in one and as a string holding it in the
+	// next, and flattened messages repeat it attribute by attribute.
+	markers map[uint64]marker
+	texts   map[uint64]marker
 	// late holds the late members of the object being read at each depth.
 	late [][]lateMember
 	// scans are scans of documents finished, for reuse.
@@ -45,7 +48,8 @@ const memoMin = 64
 // reset forgets the previous trace's elements.
 func (w *rewriter) reset() {
 	clear(w.memo)
-	clear(w.hashes)
+	clear(w.markers)
+	clear(w.texts)
 }
 
 // Marker is what replaces a tool call's arguments or a tool response's content inside a
@@ -73,31 +77,59 @@ func (w *rewriter) nothingToDo(raw, parentKey string, ctx context) bool {
 
 var toolWords = [...]string{"ool", "OOL", "unction", "UNCTION", "ython", "YTHON"}
 
-// hashJSON is the hash of a JSON value as the tool span's hash of the same value would be.
-func (w *rewriter) hashJSON(raw string) string {
-	key := maphash.String(hashSeed, raw)
-	if h, ok := w.hashes[key]; ok {
-		return h
-	}
-	h := w.hashRaw(raw)
-	if w.hashes == nil {
-		w.hashes = map[uint64]string{}
-	}
-	w.hashes[key] = h
-	return h
+// marker is a marker as an attribute holds it (plain) and as a JSON string (quoted).
+type marker struct{ plain, quoted string }
+
+func newMarker(hash string) marker {
+	m := marker{quoted: `"[redacted:` + hash + `]"`} // a hex hash needs no escaping
+	m.plain = m.quoted[1 : len(m.quoted)-1]
+	return m
 }
 
-// hashRaw hashes the checked JSON value raw: a string as the attribute string it decodes
-// to, a container as a string holding it, a number or literal as its bytes.
-func (w *rewriter) hashRaw(raw string) string {
+// markJSON is the marker of a JSON value, with the hash the tool span's hash of the same
+// value has.
+func (w *rewriter) markJSON(raw string) marker {
+	key := maphash.String(hashSeed, raw)
+	if m, ok := w.markers[key]; ok {
+		return m
+	}
+	var m marker
 	switch raw[0] {
 	case '"':
 		s, _ := unquote(raw)
-		return w.hasher.Text(s)
+		m = w.markText(s)
 	case '{', '[':
-		return w.hasher.Text(raw)
+		m = w.markText(raw)
+	default:
+		m = newMarker(w.hasher.Sum([]byte(raw))) // a number or literal: its bytes
 	}
-	return w.hasher.Sum([]byte(raw))
+	if w.markers == nil {
+		w.markers = map[uint64]marker{}
+	}
+	w.markers[key] = m
+	return m
+}
+
+// markText is the marker of a string attribute holding s (Hasher.Text).
+func (w *rewriter) markText(s string) marker {
+	key := maphash.String(hashSeed, s)
+	if m, ok := w.texts[key]; ok {
+		return m
+	}
+	m := newMarker(w.hasher.Text(s))
+	if w.texts == nil {
+		w.texts = map[uint64]marker{}
+	}
+	w.texts[key] = m
+	return m
+}
+
+// markValue is the marker of an attribute value (Hasher.Value).
+func (w *rewriter) markValue(v pcommon.Value) string {
+	if v.Type() == pcommon.ValueTypeStr {
+		return w.markText(v.Str()).plain
+	}
+	return Marker(w.hasher.Value(v))
 }
 
 // quote is s as a JSON string, escaped as JSON.stringify escapes.
@@ -144,7 +176,7 @@ func (w *rewriter) object(m pcommon.Map, parentKey string, inList bool, ctx cont
 		marker, text := w.replacement(p, ctx, key, v.Type() == pcommon.ValueTypeStr)
 		switch {
 		case marker:
-			v.SetStr(Marker(w.hasher.Value(v)))
+			v.SetStr(w.markValue(v))
 			w.replaced++
 			continue
 		case text && v.Type() == pcommon.ValueTypeStr:
