@@ -49,7 +49,7 @@ var metricDefs = [numMetrics]metricDef{
 	metricStorms:             {"retrystorm.storms", "{call}", "Retry storms, by class and outermost retrying layer.", []string{"class", "layer"}},
 	metricFailedTokens:       {"retrystorm.failed_attempts.tokens", "{token}", "Model tokens spent on failed attempts, by gen_ai.token.type (input, output).", []string{"gen_ai.token.type"}},
 	metricFindings:           {"retrystorm.findings", "{finding}", "Divergence findings by kind; trace-level findings carry no tool.", []string{"kind"}},
-	metricRemapped:           {"retrystorm.statuses.remapped", "{span}", "Spans whose status retry_storm remapped to ERROR from an isError result.", nil},
+	metricRemapped:           {"retrystorm.statuses.remapped", "{span}", "Spans whose status retry_storm remapped to ERROR from an isError result or the tool's own failure report.", nil},
 }
 
 // series is one data point's identity: the metric, its tool and up to two more values.

@@ -175,6 +175,11 @@ func (e *engine) counts(ctx context.Context) (counts, error) {
 				continue
 			}
 			for _, dp := range sum.DataPoints {
+				// The processor exports its bounded series at 0 from the start; a count
+				// that never moved says nothing here, as before that series existed.
+				if dp.Value == 0 {
+					continue
+				}
 				switch m.Name {
 				case metricTraces:
 					c.traces[attr(dp, "decision")] += dp.Value

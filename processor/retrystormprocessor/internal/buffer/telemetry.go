@@ -72,7 +72,27 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 			t.signals[[2]string{c.String(), string(r)}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c.String()), attribute.String("reason", string(r))))
 		}
 	}
+	t.startAtZero()
 	return t, nil
+}
+
+// startAtZero exports, at 0, every series of the counters the shipped dashboard reads whose
+// attribute values are a known, bounded set. The SDK exports a series from its first Add;
+// one that first appears with its first event holds that event in its first sample, which
+// rate() and increase() never count, and until then a panel has no data rather than 0.
+// Per-tool series are unbounded and stay created by their first event.
+func (t *telemetry) startAtZero() {
+	ctx := context.Background()
+	t.b.ProcessorRetryStormSpansReceived.Add(ctx, 0)
+	for _, opt := range t.dropped {
+		t.b.ProcessorRetryStormSpansDropped.Add(ctx, 0, opt)
+	}
+	for _, opt := range t.early {
+		t.b.ProcessorRetryStormEarlyDecisions.Add(ctx, 0, opt)
+	}
+	for _, opt := range t.traces {
+		t.b.ProcessorRetryStormTraces.Add(ctx, 0, opt)
+	}
 }
 
 func attrOptions(key string, values ...string) map[string]metric.AddOption {

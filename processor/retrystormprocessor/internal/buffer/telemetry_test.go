@@ -14,6 +14,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
@@ -142,4 +143,86 @@ func TestDecisionCacheEvictionsAreCounted(t *testing.T) {
 	h.Advance(3 * time.Second)
 	assert.EqualValues(t, 2, h.Sum(metadata.MetricCacheEvictions, attribute.String("decision", "kept")))
 	assert.EqualValues(t, 2, h.Sum(metadata.MetricCacheEvictions, attribute.String("decision", "dropped")))
+}
+
+// TestBoundedCountersStartAtZero: before any span, the counters the dashboard reads by
+// rate() export every series of their bounded attributes at 0, so a first event is a rise
+// rate() and increase() see, and a panel of a counter that never moved shows 0, not no data.
+func TestBoundedCountersStartAtZero(t *testing.T) {
+	h := newHarness(t, testConfig(), nil)
+	var traces []string
+	for _, d := range []string{metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped} {
+		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
+			traces = append(traces, "decision="+d+",reason="+string(r))
+		}
+	}
+	for _, c := range []struct {
+		metric string
+		series []string
+	}{
+		{metadata.MetricSpansReceived, []string{""}},
+		{metadata.MetricSpansDropped, []string{"cause=sampled_out", "cause=late", "cause=next_consumer_error", "cause=shutdown", "cause=unpack_error"}},
+		{metadata.MetricEarlyDecisions, []string{"cause=memory_pressure", "cause=trace_bytes", "cause=shutdown"}},
+		{metadata.MetricTraces, traces},
+	} {
+		got := series(t, h, c.metric)
+		want := map[string]int64{}
+		for _, s := range c.series {
+			want[s] = 0
+		}
+		assert.Equal(t, want, got, c.metric)
+	}
+}
+
+// TestEarlyDecisionsCountFromZero: each cause's series is there at 0 before any decision,
+// and one early decision of that cause makes it 1, the other causes staying at 0.
+func TestEarlyDecisionsCountFromZero(t *testing.T) {
+	causes := []Cause{CauseMemoryPressure, CauseTraceBytes, CauseShutdown}
+	trace := func(i uint64) ptrace.Traces { return threeCalls(buffertest.TraceID(i)) }
+	for _, cause := range causes {
+		t.Run(cause.String(), func(t *testing.T) {
+			cfg := oneShard(0)
+			switch cause {
+			case CauseMemoryPressure:
+				// Room for three traces and a half, each within max_trace_bytes: the
+				// fourth trace sheds the first.
+				cfg.MaxBufferedBytes = pieceSize(trace(1)) * 7 / 2
+				cfg.MaxTraceBytes = pieceSize(trace(1))
+			case CauseTraceBytes:
+				cfg.MaxTraceBytes = pieceSize(trace(1)) - 1
+			}
+			h := newHarness(t, cfg, nil)
+			early := func() map[string]int64 { return series(t, h, metadata.MetricEarlyDecisions) }
+			want := map[string]int64{"cause=memory_pressure": 0, "cause=trace_bytes": 0, "cause=shutdown": 0}
+			require.Equal(t, want, early(), "exported at 0 before any decision")
+
+			h.Consume(trace(1))
+			if cause == CauseMemoryPressure {
+				for i := range uint64(3) {
+					h.CatchUp()
+					h.Consume(trace(2 + i))
+				}
+			}
+			h.CatchUp()
+			if cause == CauseShutdown {
+				require.NoError(t, h.Shutdown(t.Context()))
+			}
+			want["cause="+cause.String()] = 1
+			assert.Equal(t, want, early())
+			h.Conservation()
+		})
+	}
+}
+
+// series returns the data points of the counter name by their attributes, encoded as
+// key=value pairs ("" for none): a series exported at 0 is there, one never exported is not.
+func series(t *testing.T, h *harness, name string) map[string]int64 {
+	t.Helper()
+	m, err := h.Tel.GetMetric(name)
+	require.NoError(t, err, name)
+	got := map[string]int64{}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		got[dp.Attributes.Encoded(attribute.DefaultEncoder())] = dp.Value
+	}
+	return got
 }
