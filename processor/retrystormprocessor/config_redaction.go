@@ -34,6 +34,11 @@ type RedactionConfig struct {
 	// MinValueLength is the shortest tool payload value (a string or number leaf) hunted
 	// verbatim in every string of the trace. Default 8; at least 4.
 	MinValueLength int `mapstructure:"min_value_length"`
+	// MaxHuntedValues is the most distinct tool payload values (of at least
+	// min_value_length) scrubbing hunts in one kept trace, or one batch of its late spans,
+	// each with its escaped forms: the first ones met. The rest are counted in
+	// otelcol_processor_retry_storm_payload_values_not_hunted. Default 512; at least 1.
+	MaxHuntedValues int `mapstructure:"max_hunted_values"`
 }
 
 func defaultRedaction() RedactionConfig {
@@ -45,6 +50,7 @@ func defaultRedaction() RedactionConfig {
 		DeleteAttributes:  []string{},
 		KeepPromptText:    d.KeepPromptText,
 		MinValueLength:    d.MinValueLength,
+		MaxHuntedValues:   d.MaxValues,
 	}
 }
 
@@ -55,6 +61,9 @@ func (r *RedactionConfig) validate() error {
 	var errs error
 	if r.MinValueLength < minRedactValueLength {
 		errs = fmt.Errorf("redaction.min_value_length must be at least %d", minRedactValueLength)
+	}
+	if r.MaxHuntedValues < 1 {
+		errs = errors.Join(errs, errors.New("redaction.max_hunted_values must be at least 1"))
 	}
 	for name, list := range map[string][]string{"message_attributes": r.MessageAttributes, "flattened_messages": r.FlattenedMessages,
 		"message_events": r.MessageEvents, "delete_attributes": r.DeleteAttributes} {
@@ -80,5 +89,6 @@ func (cfg *Config) redactConfig() redact.Config {
 		DeleteAttributes:  r.DeleteAttributes,
 		KeepPromptText:    r.KeepPromptText,
 		MinValueLength:    r.MinValueLength,
+		MaxValues:         r.MaxHuntedValues,
 	}
 }

@@ -20,11 +20,11 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 	for _, tool := range tr.Tools {
 		b.Exclude(tool)
 	}
-	vals := b.Done()
-	if known.Len() > 0 {
-		vals = known.Merge(vals)
-	}
 	var st redact.Stats
+	vals := b.Done(&st)
+	if known.Len() > 0 {
+		vals = known.Merge(vals, &st)
+	}
 	for _, n := range tr.ToolSpans {
 		s.redactor.ToolSpan(tr.Tree.Nodes[n].Span, &st)
 	}
@@ -48,11 +48,11 @@ func (s *shard) redactLate(set *spanSet, known *redact.Values) *redact.Values {
 			tools = append(tools, span)
 		}
 	}
+	var st redact.Stats
 	vals := known
 	if len(tools) > 0 {
-		vals = known.Merge(b.Done())
+		vals = known.Merge(b.Done(&st), &st)
 	}
-	var st redact.Stats
 	for _, span := range tools {
 		s.redactor.ToolSpan(span, &st)
 	}

@@ -120,6 +120,52 @@ func TestRedactionCopiesSharedResources(t *testing.T) {
 	require.Contains(t, v.Str(), secret)
 }
 
+// TestValuesPastMaxHuntedValuesAreCounted: a kept trace whose tool result holds more
+// distinct values than max_hunted_values is scrubbed of the first ones (a copy in an
+// attribute nobody lists is gone), forwards the rest where they were copied, and counts
+// them; late tool spans bringing values past the limit count theirs too, while late spans
+// are still scrubbed of the values the decision remembered.
+func TestValuesPastMaxHuntedValuesAreCounted(t *testing.T) {
+	const notHunted = "otelcol_processor_retry_storm_payload_values_not_hunted"
+	cfg := testConfig()
+	cfg.NumShards = 1
+	cfg.Sampling.Clean = 100
+	cfg.Redaction.MaxValues = 4
+	h := newHarness(t, cfg, nil)
+	rows := []string{"row-value-000001", "row-value-000002", "row-value-000003", "row-value-000004", "row-value-000005", "row-value-000006"}
+	id := buffertest.TraceID(1)
+	td := buffertest.ChargeCardTrace(id, false)
+	for _, s := range buffertest.AllSpans(td) {
+		if s.ParentSpanID().IsEmpty() {
+			s.Attributes().PutStr("app.debug.note", "rows "+strings.Join(rows, " "))
+		} else {
+			s.Attributes().PutStr("gen_ai.tool.call.result", `{"rows":["`+strings.Join(rows, `","`)+`"]}`)
+		}
+	}
+	h.Consume(td)
+	h.Advance(cfg.DecisionWait + time.Second)
+	require.NotZero(t, h.Sink.SpanCount(), "the trace was not kept")
+	text := buffertest.AllStrings(h.Sink.AllTraces())
+	for _, v := range rows[:4] {
+		require.NotContains(t, text, v, "a value within max_hunted_values reached the output")
+	}
+	for _, v := range rows[4:] {
+		require.Contains(t, text, v, "a value past max_hunted_values was scrubbed: the test no longer shows the limit")
+	}
+	require.Equal(t, int64(2), h.Sum(notHunted))
+
+	late := buffertest.LateAttempt(id, "charge_card", "call-1", 700)
+	span := buffertest.AllSpans(late)[0]
+	span.Attributes().PutStr("gen_ai.tool.call.result", `["late-value-000007","late-value-000008","late-value-000009"]`)
+	span.Attributes().PutStr("app.debug.note", "again "+rows[0]+" and late-value-000007")
+	h.Consume(late)
+	h.CatchUp()
+	require.Equal(t, int64(1), h.Sum("otelcol_processor_retry_storm_late_spans"))
+	require.Equal(t, int64(2+3), h.Sum(notHunted), "the late values found the limit reached")
+	note := buffertest.AttrValues(h.Sink.AllTraces(), "app.debug.note")
+	require.Contains(t, note, "again [redacted] and late-value-000007")
+}
+
 // whereIs names the spans and attributes holding v, for a failure message.
 func whereIs(tds []ptrace.Traces, v string) string {
 	var at []string

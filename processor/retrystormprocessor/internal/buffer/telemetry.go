@@ -141,7 +141,8 @@ func (t *telemetry) lateSignal(cause Cause, reason decision.Reason) {
 var redactedWhere = []string{metadata.AttributeWhereToolSpan, metadata.AttributeWhereIdempotencyKey, metadata.AttributeWhereMessage, metadata.AttributeWhereEvent,
 	metadata.AttributeWhereScrubbed, metadata.AttributeWhereUnparseable, metadata.AttributeWhereConfigured}
 
-// redacted counts what redaction removed from one kept trace (or its late spans).
+// redacted counts what redaction removed from one kept trace (or its late spans), and the
+// payload values it did not hunt.
 func (t *telemetry) redacted(st redact.Stats) {
 	c := t.b.ProcessorRetryStormRedactions
 	t.add(c, int64(st.ToolSpan), t.where[metadata.AttributeWhereToolSpan])
@@ -151,6 +152,7 @@ func (t *telemetry) redacted(st redact.Stats) {
 	t.add(c, int64(st.Scrubbed), t.where[metadata.AttributeWhereScrubbed])
 	t.add(c, int64(st.Unparseable), t.where[metadata.AttributeWhereUnparseable])
 	t.add(c, int64(st.Configured), t.where[metadata.AttributeWhereConfigured])
+	t.add(t.b.ProcessorRetryStormValuesNotHunted, int64(st.NotHunted), nil)
 }
 
 // suspects counts stale-cache suspects by outcome (stale.go).

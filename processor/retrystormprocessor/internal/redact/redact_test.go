@@ -31,6 +31,7 @@ func testConfig() Config {
 		MessageEvents:     []string{"gen_ai.tool.message", "gen_ai.choice", "gen_ai.assistant.message"},
 		KeepPromptText:    true,
 		MinValueLength:    8,
+		MaxValues:         DefaultMaxValues,
 	}
 }
 
@@ -51,8 +52,8 @@ func redactTrace(t *testing.T, cfg Config, tool ptrace.Span, spans ...ptrace.Spa
 	r := New(cfg, nil)
 	b := r.Values()
 	b.Add(tool)
-	vals := b.Done()
 	var st Stats
+	vals := b.Done(&st)
 	r.ToolSpan(tool, &st)
 	for _, s := range append([]ptrace.Span{tool}, spans...) {
 		r.Span(s, vals, &st)
@@ -336,7 +337,7 @@ func TestAClonedValueSetScrubsLikeTheOriginal(t *testing.T) {
 	r := New(testConfig(), nil)
 	b := r.Values()
 	b.Add(toolSpan())
-	vals := b.Done()
+	vals := b.Done(&Stats{})
 	if vals.Len() == 0 {
 		t.Fatal("no values gathered")
 	}
@@ -366,7 +367,7 @@ func TestSourcesWithAPathHuntOnlyTheirElement(t *testing.T) {
 	b := r.Values()
 	b.Add(tool)
 	b.Exclude("query_warehouse")
-	vals := b.Done()
+	vals := b.Done(&Stats{})
 	var st Stats
 	r.ToolSpan(tool, &st)
 	r.Span(other, vals, &st)

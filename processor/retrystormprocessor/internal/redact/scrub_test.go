@@ -13,7 +13,7 @@ import (
 // and the message still parses.
 func TestScrubbedMessagesStillParse(t *testing.T) {
 	c := collector{}
-	c.reset(8)
+	c.reset(8, DefaultMaxValues)
 	c.addValue(pcommon.NewValueStr(`{"order":123456789012,"note":"quoted\"value"}`), 0)
 	vals := &Values{}
 	c.build(vals)

@@ -20,7 +20,11 @@ import (
 // with a kept trace's decision for its late spans, and a cache of decisions should hold
 // no payload.
 type Values struct {
+	// prints are the forms of the values, each value's forms together, the first marked.
 	prints []valuePrint
+	// values is how many values the prints are the forms of; limit is the most that are
+	// hunted (Config.MaxValues), kept for Merge.
+	values, limit int
 	// k is how many leading bytes of a value the prefix holds: the minimum length, at most 8.
 	k int
 	// idx is built on the first scan, and not kept by Clone: a decision cache holds only
@@ -45,18 +49,15 @@ const shiftBits = 12
 
 func blockHash(a, b byte) uint32 { return (uint32(a)<<8 | uint32(b)) * 0x9E3779B1 >> (32 - shiftBits) }
 
-// valuePrint is one hunted value: the first prefixLen bytes as an integer, the length and
-// a hash of the whole.
+// valuePrint is one hunted form of a value: the first prefixLen bytes as an integer, the
+// length and a hash of the whole.
 type valuePrint struct {
 	prefix uint64
 	n      uint32
-	sum    uint64
+	// first marks a value's first form: Merge adds or leaves out a value's forms together.
+	first bool
+	sum   uint64
 }
-
-// maxValues bounds the values hunted in one trace: a trace whose tools returned more
-// distinct leaves (a search tool returning thousands of rows) hunts the first maxValues,
-// and the structure-aware rewriting still covers the message copies.
-const maxValues = 256
 
 // hashSeed is fixed for the process: fingerprints are compared within one process only.
 var hashSeed = maphash.MakeSeed()
@@ -72,20 +73,25 @@ func (v *Values) Len() int {
 // collector gathers the values of one trace before they are indexed.
 type collector struct {
 	minLen int
-	// seen holds the forms added, leaves the leaves they came from, read the attribute
-	// strings read.
+	// limit is the most distinct leaves hunted; later ones are only counted, in over.
+	limit int
+	// seen holds the forms added, leaves the leaves met (true: hunted, false: past the
+	// limit), read the attribute strings read.
 	seen     map[uint64]struct{}
-	leaves   map[uint64]struct{}
+	leaves   map[uint64]bool
 	read     map[uint64]struct{}
+	hunted   int
+	over     int
 	prints   []valuePrint
 	excluded []uint64
 }
 
-func (c *collector) reset(minLen int) {
-	c.minLen = minLen
+func (c *collector) reset(minLen, limit int) {
+	c.minLen, c.limit = minLen, limit
 	clear(c.seen)
 	clear(c.read)
 	clear(c.leaves)
+	c.hunted, c.over = 0, 0
 	c.prints = c.prints[:0]
 	c.excluded = c.excluded[:0]
 }
@@ -97,12 +103,32 @@ func (c *collector) exclude(s string) {
 }
 
 // dropExcluded removes the excluded values as they are (a tool name has no escaped form
-// in a span name).
+// in a span name), and from the leaves past the limit: they are not hunted by choice. An
+// excluded leaf within the limit keeps its place: the tool names are known only once the
+// tool spans are read.
 func (c *collector) dropExcluded() {
 	if len(c.excluded) == 0 {
 		return
 	}
-	c.prints = slices.DeleteFunc(c.prints, func(p valuePrint) bool { return slices.Contains(c.excluded, p.sum) })
+	slices.Sort(c.excluded)
+	c.excluded = slices.Compact(c.excluded)
+	for _, sum := range c.excluded {
+		if hunted, ok := c.leaves[sum]; ok && !hunted {
+			c.over--
+		}
+	}
+	kept := c.prints[:0]
+	carry := false // the value's first form was dropped: the next of its forms is first
+	for _, p := range c.prints {
+		if _, excluded := slices.BinarySearch(c.excluded, p.sum); excluded {
+			carry = carry || p.first
+			continue
+		}
+		p.first = p.first || carry
+		carry = false
+		kept = append(kept, p)
+	}
+	c.prints = kept
 }
 
 // addValue adds the leaves of an attribute value: the value itself when it is not a JSON
@@ -154,7 +180,7 @@ func (c *collector) addText(s string, depth int) {
 // addJSON adds the string and number leaves of a JSON document, member keys aside, in
 // one pass over its tokens (their nesting does not matter here).
 func (c *collector) addJSON(s string, depth int) {
-	for i := 0; i < len(s) && len(c.prints) < maxValues*len(variants); {
+	for i := 0; i < len(s); {
 		switch b := s[i]; {
 		case b == '"':
 			end, ok := stringEnd(s, i)
@@ -192,10 +218,10 @@ var variants = [...]func(string) string{
 }
 
 // addLeaf adds one leaf, with every distinct form it can take in another string, when it
-// is long enough to be hunted.
+// is long enough to be hunted; past the limit it is only counted.
 func (c *collector) addLeaf(s string) {
 	s = strings.TrimSpace(s)
-	if len(s) < c.minLen || len(c.prints) >= maxValues*len(variants) {
+	if len(s) < c.minLen {
 		return
 	}
 	if c.seen == nil {
@@ -203,12 +229,19 @@ func (c *collector) addLeaf(s string) {
 	}
 	leaf := maphash.String(hashSeed, s)
 	if _, dup := c.leaves[leaf]; dup {
-		return // its forms were added with it
+		return // its forms were added with it, or it was counted
 	}
 	if c.leaves == nil {
-		c.leaves = map[uint64]struct{}{}
+		c.leaves = map[uint64]bool{}
 	}
-	c.leaves[leaf] = struct{}{}
+	if c.hunted >= c.limit {
+		c.leaves[leaf] = false
+		c.over++
+		return
+	}
+	c.leaves[leaf] = true
+	c.hunted++
+	first := true
 	differs := escapesOf(s)
 	if len(s) > maxURLValue {
 		differs &^= 1<<4 | 1<<5
@@ -228,7 +261,8 @@ func (c *collector) addLeaf(s string) {
 			continue
 		}
 		c.seen[sum] = struct{}{}
-		c.prints = append(c.prints, valuePrint{prefix: prefixOf(f, c.minLen), n: uint32(len(f)), sum: sum})
+		c.prints = append(c.prints, valuePrint{prefix: prefixOf(f, c.minLen), n: uint32(len(f)), first: first, sum: sum})
+		first = false
 	}
 }
 
@@ -312,6 +346,13 @@ func prefixOf(s string, k int) uint64 {
 // build indexes what c gathered into v.
 func (c *collector) build(v *Values) {
 	v.prints = append(v.prints[:0], c.prints...)
+	v.values = 0
+	for _, p := range v.prints {
+		if p.first {
+			v.values++
+		}
+	}
+	v.limit = c.limit
 	v.k = min(c.minLen, 8)
 	v.idx = nil
 }
@@ -363,21 +404,46 @@ func (v *Values) Clone() *Values {
 	if v.Len() == 0 {
 		return nil
 	}
-	return &Values{prints: slices.Clone(v.prints), k: v.k}
+	return &Values{prints: slices.Clone(v.prints), values: v.values, limit: v.limit, k: v.k}
 }
 
-// Merge adds the values of other to v.
-func (v *Values) Merge(other *Values) *Values {
+// Merge adds the values of other to v, as many as the limit allows; the values of other
+// left out for it, and not already in v, are counted in st.NotHunted.
+func (v *Values) Merge(other *Values, st *Stats) *Values {
 	if other.Len() == 0 {
 		return v
 	}
 	if v.Len() == 0 {
 		return other.Clone()
 	}
-	out := &Values{prints: slices.Clone(v.prints), k: v.k} // one processor, one minimum length
-	for _, p := range other.prints {
-		if !slices.Contains(out.prints, p) && len(out.prints) < maxValues*len(variants) {
+	out := v.Clone() // one processor: one minimum length, one limit
+	known := make(map[uint64]struct{}, len(out.prints)+len(other.prints))
+	for _, p := range out.prints {
+		known[p.sum] = struct{}{}
+	}
+	for i := 0; i < len(other.prints); {
+		end := i + 1
+		for end < len(other.prints) && !other.prints[end].first {
+			end++
+		}
+		forms := other.prints[i:end]
+		i = end
+		added := false
+		for _, p := range forms {
+			if _, dup := known[p.sum]; dup {
+				continue
+			}
+			if out.values >= out.limit {
+				st.NotHunted++ // a form v lacks: a value v does not hunt
+				break
+			}
+			known[p.sum] = struct{}{}
+			p.first = !added
 			out.prints = append(out.prints, p)
+			added = true
+		}
+		if added {
+			out.values++
 		}
 	}
 	return out
