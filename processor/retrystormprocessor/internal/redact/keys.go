@@ -14,7 +14,10 @@ const (
 // keyKinds finds, in one lookup, the lists an attribute key is on: exact keys in a map,
 // `*` globs tried after.
 type keyKinds struct {
-	exact    map[string]keyKind
+	exact map[string]keyKind
+	// lengths has bit n set when an exact key of n bytes is listed (longer ones: bit 63):
+	// most attribute keys are on no list, and most are told so without a lookup.
+	lengths  uint64
 	patterns []kindPattern
 }
 
@@ -32,6 +35,7 @@ func newKeyKinds(deletes, idempotencyKeys, messages []string) keyKinds {
 				m.patterns = append(m.patterns, kindPattern{strings.Split(k, "*"), kind})
 			} else {
 				m.exact[k] |= kind
+				m.lengths |= 1 << min(len(k), 63)
 			}
 		}
 	}
@@ -40,7 +44,10 @@ func newKeyKinds(deletes, idempotencyKeys, messages []string) keyKinds {
 
 // of returns the lists key is on.
 func (m *keyKinds) of(key string) keyKind {
-	kind := m.exact[key]
+	var kind keyKind
+	if m.lengths&(1<<min(len(key), 63)) != 0 {
+		kind = m.exact[key]
+	}
 	for _, p := range m.patterns {
 		if kind&p.kind == 0 && globMatch(p.pieces, key) {
 			kind |= p.kind
@@ -85,7 +92,7 @@ func newPayloadKeys(keys []string) payloadKeys {
 }
 
 func (p payloadKeys) has(k string) bool {
-	if p.set[k] {
+	if p.lengths&(1<<min(len(k), 63)) != 0 && p.set[k] {
 		return true
 	}
 	for i := len(k) - 1; i > 0; i-- {
