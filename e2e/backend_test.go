@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -194,7 +195,8 @@ func backendTraces(sink *consumertest.TracesSink) map[string]*backendTrace {
 }
 
 // spanStrings lists every string a backend could show of a span: name, status message,
-// attributes (nested values included), event names and attributes, link attributes.
+// tracestate, attributes (nested values included, numbers as written), event names and
+// attributes, link tracestates and attributes.
 func spanStrings(span ptrace.Span) []string {
 	var out []string
 	for _, l := range spanLocated(span) {
@@ -236,6 +238,10 @@ func appendValueLocated(out []located, where string, v any) []located {
 		out = append(out, located{where, v})
 	case []byte:
 		out = append(out, located{where, string(v)})
+	case int64:
+		out = append(out, located{where, strconv.FormatInt(v, 10)})
+	case float64:
+		out = append(out, located{where, strconv.FormatFloat(v, 'f', -1, 64)})
 	case map[string]any:
 		out = appendMapLocated(out, where+".", v)
 	case []any:
