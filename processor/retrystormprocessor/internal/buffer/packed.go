@@ -1,7 +1,12 @@
 package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
 import (
+	"encoding/binary"
+	"errors"
+	"slices"
 	"time"
+
+	"github.com/klauspost/compress/s2"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -10,8 +15,8 @@ import (
 )
 
 // Packing. Decoded, a span is some 45 heap objects the garbage collector marks at every
-// collection while it waits; encoded as OTLP it is one pointer-free byte run it neither
-// marks nor scans, in about two thirds of the heap. Spans are packed where they will wait
+// collection while it waits; encoded as OTLP and compressed it is one pointer-free byte run
+// it neither marks nor scans, in about a tenth of the heap. Spans are packed where they will wait
 // and most will be dropped unread:
 //   - a trace proven clean on its root's arrival (triageAtRoot), held for root_grace only in
 //     case a straggler voids that verdict, when it will wait compactHold or more
@@ -26,7 +31,9 @@ import (
 // sampling keeps it. Dropped, as most are, their bytes are simply let go. Encoding costs
 // about what the collections it spares cost over a few seconds, so nothing is packed that
 // is decided sooner than compactHold: under the default 2s root_grace a trace that arrives
-// whole is held as it came.
+// whole is held as it came. Compressing the encoding spares no more collection work (the
+// bytes are not scanned either way) but most of the heap: about 700 ns a span more for a
+// sixth of the bytes (BenchmarkPackUnpack), worth it for spans held that long.
 
 // agingTrace is an entry of the aging queue: a trace without a root that received spans at.
 type agingTrace struct {
@@ -57,9 +64,10 @@ func (s *shard) age(now time.Time) {
 	}
 }
 
-// pack encodes the spans of pt's set as one OTLP request, appends it to what pt holds
-// packed (concatenated OTLP requests decode as one) and lets go of the decoded spans.
-// Should encoding fail (pdata always encodes), the spans stay decoded.
+// pack encodes the spans of pt's set as one OTLP request, compresses it (S2, about a sixth
+// of the OTLP size for agent spans, at some 1.8 GB/s) and appends it to what pt holds packed
+// as one frame, then lets go of the decoded spans. Should encoding fail (pdata always
+// encodes), the spans stay decoded.
 func (s *shard) pack(pt *pendingTrace) {
 	if pt.set.Len() == 0 {
 		return
@@ -73,19 +81,23 @@ func (s *shard) pack(pt *pendingTrace) {
 		}
 	}
 	b, err := s.sizer.MarshalTraces(td)
+	if err == nil && s2.MaxEncodedLen(len(b)) < 0 {
+		err = s2.ErrTooLarge
+	}
 	if err != nil {
 		// The spans moved into td, in the order they were noted: hold them from there.
 		pt.set, pt.compacted = piecesSet(td), 0
 		s.logger.Debug("kept spans decoded: encoding failed", zap.Error(err))
 		return
 	}
+	s.packScratch = s2.Encode(s.packScratch[:cap(s.packScratch)], b)
 	if pt.packed == nil {
-		pt.packed = b
-	} else {
-		// Appended with room to grow (no pointers in it to scan): a trace that gets a piece
-		// every few seconds for an hour is not copied whole at each.
-		pt.packed = append(pt.packed, b...)
+		pt.packed = make([]byte, 0, binary.MaxVarintLen64+len(s.packScratch))
 	}
+	// Appended with room to grow (no pointers in it to scan): a trace that gets a piece
+	// every few seconds for an hour is not copied whole at each.
+	pt.packed = binary.AppendUvarint(pt.packed, uint64(len(s.packScratch)))
+	pt.packed = append(pt.packed, s.packScratch...)
 	pt.packedSpans += pt.set.Len()
 	pt.set, pt.arrivals, pt.compacted = spanSet{}, nil, 0
 }
@@ -98,7 +110,14 @@ func (s *shard) unpack(pt *pendingTrace) {
 	if pt.packed == nil {
 		return
 	}
-	td, err := s.unpacker.UnmarshalTraces(pt.packed)
+	// The frames decompressed one after another are OTLP requests one after another, which
+	// decode as one.
+	raw, err := unframe(s.unpackScratch[:0], pt.packed)
+	var td ptrace.Traces
+	if err == nil {
+		s.unpackScratch = raw
+		td, err = s.unpacker.UnmarshalTraces(raw)
+	}
 	lost := pt.packedSpans
 	pt.packed, pt.packedSpans = nil, 0
 	if err != nil {
@@ -114,6 +133,47 @@ func (s *shard) unpack(pt *pendingTrace) {
 	pt.arrivals = append(notes, pt.arrivals...)
 	set.add(pt.set)
 	pt.set, pt.compacted = set, 0
+}
+
+// errBadFrame: packed bytes that pack did not write.
+var errBadFrame = errors.New("packed spans: bad frame")
+
+// unframe appends to dst the OTLP bytes the frames of packed decompress to.
+func unframe(dst, packed []byte) ([]byte, error) {
+	for len(packed) > 0 {
+		n, k := binary.Uvarint(packed)
+		if k <= 0 || n > uint64(len(packed)-k) {
+			return dst, errBadFrame
+		}
+		block := packed[k : k+int(n)]
+		packed = packed[k+int(n):]
+		size, err := s2.DecodedLen(block)
+		if err != nil {
+			return dst, err
+		}
+		start := len(dst)
+		dst = slices.Grow(dst, size)[:start+size]
+		if _, err := s2.Decode(dst[start:], block); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+// packedSize is the OTLP size of the spans pt holds packed.
+func packedSize(packed []byte) int64 {
+	var total int64
+	for len(packed) > 0 {
+		n, k := binary.Uvarint(packed)
+		if k <= 0 || n > uint64(len(packed)-k) {
+			return total
+		}
+		if size, err := s2.DecodedLen(packed[k : k+int(n)]); err == nil {
+			total += int64(size)
+		}
+		packed = packed[k+int(n):]
+	}
+	return total
 }
 
 // piecesSet is every span of td, which holds one trace, as one set.

@@ -36,7 +36,7 @@ func heldTrace(h *harness, id pcommon.TraceID) *pendingTrace {
 }
 
 // TestOnlyTracesThatMayWaitArePacked: under a long root_grace a clean whole trace is held
-// encoded, its OTLP size and span count accounted as before; under the default 2s it is
+// encoded and compressed, its OTLP size and span count accounted as before; under the default 2s it is
 // held as it came; a storm is never packed.
 func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 	h := newHarness(t, longGraceConfig(), nil)
@@ -47,7 +47,9 @@ func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 	assert.Zero(t, clean.set.Len(), "nothing decoded is held")
 	assert.Nil(t, clean.arrivals)
 	assert.Equal(t, 3, clean.held())
-	assert.Equal(t, pieceSize(buffertest.CleanTrace(buffertest.TraceID(1), "lookup", "quote")), int64(len(clean.packed)), "the encoding is the OTLP size")
+	otlp := pieceSize(buffertest.CleanTrace(buffertest.TraceID(1), "lookup", "quote"))
+	assert.Equal(t, otlp, packedSize(clean.packed), "the frames decompress to the OTLP encoding")
+	assert.Less(t, int64(len(clean.packed)), otlp, "held compressed")
 	assert.Nil(t, heldTrace(h, buffertest.TraceID(2)).packed, "a storm is analysed at its decision, as it came")
 	want := pieceSize(buffertest.CleanTrace(buffertest.TraceID(1), "lookup", "quote")) + pieceSize(buffertest.StormTrace(buffertest.TraceID(2)))
 	assert.Equal(t, want, h.Sum(metadata.MetricBufferedBytes))

@@ -131,7 +131,10 @@ type shard struct {
 	policy   *decision.Policy
 	sizer    ptrace.ProtoMarshaler
 	unpacker ptrace.ProtoUnmarshaler
-	keys     *keyTable
+	// packScratch and unpackScratch are the compressed and decompressed bytes of the last
+	// trace packed or unpacked, reused.
+	packScratch, unpackScratch []byte
+	keys                       *keyTable
 
 	traces   map[pcommon.TraceID]*pendingTrace
 	inputs   uint64                    // shard inputs with pieces so far
@@ -295,7 +298,7 @@ func (s *shard) ingest(pc piece, now time.Time) *pendingTrace {
 	}
 	if whole {
 		if pt.packed != nil {
-			size = int64(len(pt.packed))
+			size = packedSize(pt.packed)
 		} else {
 			size = pc.set.size(&s.sizer)
 		}
