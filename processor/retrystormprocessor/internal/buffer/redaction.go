@@ -17,6 +17,7 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 	for _, n := range tr.ToolSpans {
 		b.Add(tr.Tree.Nodes[n].Span)
 	}
+	s.hashedPayloads(b, tr)
 	for _, tool := range tr.Tools {
 		b.Exclude(tool)
 	}
@@ -32,6 +33,21 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 	st.Scrubbed += annotate.ScrubRecords(tr, vals.Scrub)
 	s.tel.redacted(st)
 	return vals
+}
+
+// hashedPayloads hands b the payload texts the analysis hashed with their hashes, so the
+// markers of their copies are not hashed again.
+func (s *shard) hashedPayloads(b redact.ValueBuilder, tr *analysis.Trace) {
+	x := s.analyzer.Extractor()
+	for _, u := range tr.Units {
+		for _, c := range u.Calls {
+			for _, a := range c.Attempts {
+				args, result := x.HashedTexts(&a.Attempt)
+				b.Hashed(args, a.ArgsHash)
+				b.Hashed(result, a.ResultHash)
+			}
+		}
+	}
 }
 
 // redactLate redacts late spans of a kept trace: of the payloads the trace's decision

@@ -161,6 +161,15 @@ func (b ValueBuilder) Add(span ptrace.Span) {
 var eventPayloadMembers = set("content", "message", "text", "tool_calls", "gen_ai.input.messages", "gen_ai.output.messages",
 	"gen_ai.prompt", "gen_ai.completion")
 
+// Hashed tells the trace's rewriting that the text s of a tool span's payload hashes to
+// hash, as the analysis computed it (Extractor.HashedTexts): copies of s in messages are
+// marked with it, not hashed again.
+func (b ValueBuilder) Hashed(s, hash string) {
+	if s != "" && hash != "" {
+		b.r.rw.knownText(s, hash)
+	}
+}
+
 // Exclude keeps s from being hunted: the trace's tool names, which a JSON-RPC request or
 // an OpenLLMetry input carries beside the arguments, name the span and the records.
 func (b ValueBuilder) Exclude(s string) { b.r.col.exclude(s) }

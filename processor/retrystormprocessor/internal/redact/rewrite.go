@@ -124,6 +124,16 @@ func (w *rewriter) markText(s string) marker {
 	return m
 }
 
+// knownText records that a string attribute holding s hashes to hash (Hasher.Text), as
+// the analysis found for a tool span's payload, so its copies are marked without hashing
+// it again.
+func (w *rewriter) knownText(s, hash string) {
+	if w.texts == nil {
+		w.texts = map[uint64]marker{}
+	}
+	w.texts[maphash.String(hashSeed, s)] = newMarker(hash)
+}
+
 // markValue is the marker of an attribute value (Hasher.Value).
 func (w *rewriter) markValue(v pcommon.Value) string {
 	if v.Type() == pcommon.ValueTypeStr {

@@ -271,6 +271,38 @@ func (x *Extractor) toolReport(attrs attrs) string {
 	return ""
 }
 
+// HashedTexts returns the strings an attempt's ArgsHash and ResultHash are the Hasher.Text
+// digests of, "" where there is none: the first argument or result source present, when it
+// is a string read whole (the hash is then its digest), and no hash was given instead.
+// Redaction marks copies of the same text with the same hash without hashing it again.
+func (x *Extractor) HashedTexts(a *Attempt) (args, result string) {
+	attrs := spanAttrs(a.Span)
+	if a.ArgsHash != "" {
+		if s, ok := x.firstString(attrs, x.argsHash); !ok || s == "" {
+			args = wholeString(attrs, x.arguments)
+		}
+	}
+	if a.ResultHash != "" {
+		if s, ok := x.firstString(attrs, x.resultHash); !ok || s == "" {
+			result = wholeString(attrs, x.result)
+		}
+	}
+	return args, result
+}
+
+// wholeString is the first present source of srcs when it is a string read whole, else "".
+func wholeString(attrs attrs, srcs []source) string {
+	for _, src := range srcs {
+		if v, ok := attrs.get(src); ok {
+			if len(src.Path) == 0 && v.Type() == pcommon.ValueTypeStr {
+				return v.Str()
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
 // resultValue is the first present result source's attribute, the payload the isError
 // flag is looked for in.
 func (x *Extractor) resultValue(attrs attrs) (pcommon.Value, bool) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
 
 const (
@@ -336,4 +337,49 @@ func TestInstrumentationShapes(t *testing.T) {
 		assert.Empty(t, a.CallID)
 		assert.False(t, a.Has(FieldCallID))
 	})
+}
+
+// TestHashedTextsAreWhatTheHashesDigest: HashedTexts names a payload text only where the
+// attempt's hash is that text's digest: a string read whole, not an element at a path, a
+// map, or a hash the span gave.
+func TestHashedTextsAreWhatTheHashesDigest(t *testing.T) {
+	x := NewExtractor(DefaultConfig(), nil, true)
+	hasher := payload.NewHasher(nil)
+	for _, tc := range []struct {
+		name               string
+		attrs              map[string]any
+		wantArgs, wantRslt bool
+	}{
+		{"strings read whole", map[string]any{"gen_ai.tool.name": "search", "gen_ai.tool.call.arguments": `{"q":"card 4111 1111"}`, "gen_ai.tool.call.result": `{"hits":[1,2]}`}, true, true},
+		{"an element at a path", map[string]any{"gen_ai.tool.name": "search", "request": `{"params":{"name":"search","arguments":{"q":"x"}}}`, "response": `{"result":{"ok":true}}`}, false, false},
+		{"a map", map[string]any{"gen_ai.tool.name": "search", "gen_ai.tool.call.arguments": map[string]any{"q": "x"}}, false, false},
+		{"hashes given", map[string]any{"gen_ai.tool.name": "search", "gen_ai.tool.call.arguments": `{"q":"x"}`, "args_hash": "given", "gen_ai.tool.call.result": "plain text", "result_hash": "given"}, false, false},
+		{"no payload", map[string]any{"gen_ai.tool.name": "search"}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			span := newSpan(t, "execute_tool search", map[string]any{"gen_ai.operation.name": "execute_tool"})
+			require.NoError(t, span.Attributes().FromRaw(merged(map[string]any{"gen_ai.operation.name": "execute_tool"}, tc.attrs)))
+			a := x.Extract(span, pcommon.NewResource())
+			args, result := x.HashedTexts(&a)
+			assert.Equal(t, tc.wantArgs, args != "", "args text")
+			assert.Equal(t, tc.wantRslt, result != "", "result text")
+			if args != "" {
+				assert.Equal(t, a.ArgsHash, hasher.Text(args))
+			}
+			if result != "" {
+				assert.Equal(t, a.ResultHash, hasher.Text(result))
+			}
+		})
+	}
+}
+
+func merged(a, b map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }
