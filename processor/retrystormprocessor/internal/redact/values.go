@@ -339,6 +339,18 @@ func (c *collector) build(v *Values) {
 	v.idx = nil
 }
 
+// Unindexed drops the index v's scans built, and returns v: a decision cache keeps the
+// prints alone, not several KB of tables a trace; a later scan builds the index again.
+func (v *Values) Unindexed() *Values {
+	if v != nil {
+		v.idx = nil
+	}
+	return v
+}
+
+// Indexed reports whether v holds the index its scans built.
+func (v *Values) Indexed() bool { return v != nil && v.idx != nil }
+
 // Clone is a copy of v that shares nothing with it, to keep with a decision.
 func (v *Values) Clone() *Values {
 	if v.Len() == 0 {
