@@ -73,21 +73,31 @@ func (v *Values) index() *valueIndex {
 	return x
 }
 
-// indexStarters fills starts, starters and lengths from the prints.
+// indexStarters fills starts, starters and lengths from the prints. Sorting their
+// prefixes first sizes starts by the distinct ones, far fewer than the prints when values
+// share their beginnings.
 func (x *valueIndex) indexStarters(prints []valuePrint) {
-	x.starts, x.startShift = openTable(len(prints))
-	mask := uint64(len(x.starts) - 1)
-	// keys are a print's starter then its length, longest first, to sort in one pass.
 	keys := make([]uint64, len(prints))
 	for i, p := range prints {
-		slot := mix(p.prefix) >> x.startShift
-		for ; x.starts[slot] != 0 && x.starters[x.starts[slot]-1].prefix != p.prefix; slot = (slot + 1) & mask {
+		keys[i] = p.prefix
+	}
+	slices.Sort(keys)
+	prefixes := slices.Compact(keys)
+	x.starters = make([]starter, len(prefixes))
+	x.starts, x.startShift = openTable(len(prefixes))
+	mask := uint64(len(x.starts) - 1)
+	for i, prefix := range prefixes {
+		x.starters[i].prefix = prefix
+		slot := mix(prefix) >> x.startShift
+		for ; x.starts[slot] != 0; slot = (slot + 1) & mask {
 		}
-		if x.starts[slot] == 0 {
-			x.starters = append(x.starters, starter{prefix: p.prefix})
-			x.starts[slot] = int32(len(x.starters))
-		}
-		keys[i] = uint64(x.starts[slot]-1)<<32 | uint64(^p.n)
+		x.starts[slot] = int32(i + 1)
+	}
+	// A print's key is its starter then its length, longest first: sorted, each starter's
+	// distinct lengths are together and in order.
+	keys = keys[:len(prints)]
+	for i, p := range prints {
+		keys[i] = uint64(x.find(p.prefix)-1)<<32 | uint64(^p.n)
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
@@ -124,14 +134,18 @@ func skipTable(prints []valuePrint, k int) []uint8 {
 
 // starter is the starter of prefix w, nil when no print begins so.
 func (x *valueIndex) starter(w uint64) *starter {
+	if e := x.find(w); e > 0 {
+		return &x.starters[e-1]
+	}
+	return nil
+}
+
+// find is the index of the starter of prefix w plus one, 0 when there is none.
+func (x *valueIndex) find(w uint64) int32 {
 	mask := uint64(len(x.starts) - 1)
 	for slot := mix(w) >> x.startShift; ; slot = (slot + 1) & mask {
-		e := x.starts[slot]
-		if e == 0 {
-			return nil
-		}
-		if st := &x.starters[e-1]; st.prefix == w {
-			return st
+		if e := x.starts[slot]; e == 0 || x.starters[e-1].prefix == w {
+			return e
 		}
 	}
 }
