@@ -37,7 +37,7 @@ type RedactionConfig struct {
 	// MaxHuntedValues is the most distinct tool payload values (of at least
 	// min_value_length) scrubbing hunts in one kept trace, or one batch of its late spans,
 	// each with its escaped forms: the first ones met. The rest are counted in
-	// otelcol_processor_retry_storm_payload_values_not_hunted. Default 512; at least 1.
+	// otelcol_processor_retry_storm_payload_values_not_hunted. Default 2048; at least 1.
 	MaxHuntedValues int `mapstructure:"max_hunted_values"`
 }
 

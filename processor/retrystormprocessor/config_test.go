@@ -38,7 +38,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 	assert.Len(t, cfg.Recognition.ToolSpans, len(def.ToolSpans))
 	assert.True(t, cfg.Status.OverrideOK)
 	assert.Equal(t, HashingConfig{RedactPayloads: true}, cfg.Hashing)
-	assert.Equal(t, 512, cfg.Redaction.MaxHuntedValues)
+	assert.Equal(t, 2048, cfg.Redaction.MaxHuntedValues)
 	assert.Equal(t, DivergenceConfig{
 		CaveatAttribute: "retrystorm.answer.caveat", CitedAssetsAttribute: "retrystorm.answer.cited_assets",
 		ReadAssetAttribute: "retrystorm.read.asset",
@@ -170,9 +170,9 @@ func checkFullConfig(t *testing.T, cfg *Config) {
 	assert.Equal(t, RedactionConfig{
 		MessageAttributes: []string{"my.messages", "app.*.prompt"}, FlattenedMessages: []string{"my.flat"},
 		MessageEvents: []string{"my.message"}, DeleteAttributes: []string{"gen_ai.input.messages", "llm.input_messages.*"},
-		KeepPromptText: false, MinValueLength: 12, MaxHuntedValues: 2048,
+		KeepPromptText: false, MinValueLength: 12, MaxHuntedValues: 8192,
 	}, cfg.Redaction)
-	assert.Equal(t, 2048, cfg.redactConfig().MaxValues, "the engine hunts as many values as configured")
+	assert.Equal(t, 8192, cfg.redactConfig().MaxValues, "the engine hunts as many values as configured")
 
 	ac := cfg.analysisConfig([]byte("k"))
 	assert.Equal(t, 3, ac.StormThreshold)

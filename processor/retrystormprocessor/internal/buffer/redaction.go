@@ -9,9 +9,10 @@ import (
 )
 
 // redactKept removes the tool payloads of a kept, annotated trace from all its spans and
-// returns their fingerprints for its late spans. Only kept traces pay for it. known are
-// payloads the trace's spans are scrubbed of besides its own: those of the first part of a
-// provisionally kept trace, for its rest (nil: none).
+// returns their fingerprints for its late spans, without the index the scan built: the
+// decision cache keeps them. Only kept traces pay for it. known are payloads the trace's
+// spans are scrubbed of besides its own: those of the first part of a provisionally kept
+// trace, for its rest (nil: none).
 func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Values) *redact.Values {
 	b := s.redactor.Values()
 	for _, n := range tr.ToolSpans {
@@ -32,7 +33,7 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 	s.redactSet(set, vals, &st)
 	st.Scrubbed += annotate.ScrubRecords(tr, vals.Scrub)
 	s.tel.redacted(st)
-	return vals
+	return vals.Unindexed()
 }
 
 // hashedPayloads hands b the payload texts the analysis hashed with their hashes, so the
@@ -52,7 +53,8 @@ func (s *shard) hashedPayloads(b redact.ValueBuilder, tr *analysis.Trace) {
 
 // redactLate redacts late spans of a kept trace: of the payloads the trace's decision
 // remembered and those of tool spans among the late ones. It returns every payload
-// fingerprint known for the trace now.
+// fingerprint known for the trace now, for the decision cache: known itself when no late
+// tool span brought any, and either way without the index the scan built.
 func (s *shard) redactLate(set *spanSet, known *redact.Values) *redact.Values {
 	b := s.redactor.Values()
 	x := s.analyzer.Extractor()
@@ -74,7 +76,7 @@ func (s *shard) redactLate(set *spanSet, known *redact.Values) *redact.Values {
 	}
 	s.redactSet(set, vals, &st)
 	s.tel.redacted(st)
-	return vals
+	return vals.Unindexed()
 }
 
 // redactSet redacts every span of set and the resources and scopes they are forwarded

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/fixtures"
@@ -164,6 +165,48 @@ func TestValuesPastMaxHuntedValuesAreCounted(t *testing.T) {
 	require.Equal(t, int64(2+3), h.Sum(notHunted), "the late values found the limit reached")
 	note := buffertest.AttrValues(h.Sink.AllTraces(), "app.debug.note")
 	require.Contains(t, note, "again [redacted] and late-value-000007")
+}
+
+// TestKeptDecisionsHoldNoScanIndex: the payload fingerprints a kept decision remembers
+// for late spans are kept without the index scrubbing built to scan with (several KB a
+// trace), after the trace is decided and after each batch of late spans, with late tool
+// spans (new fingerprints merged in) or without (the remembered ones scanned with).
+func TestKeptDecisionsHoldNoScanIndex(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	cfg.Sampling.Clean = 100
+	h := newHarness(t, cfg, nil)
+	id := buffertest.TraceID(1)
+	td := buffertest.ChargeCardTrace(id, false)
+	for _, s := range buffertest.AllSpans(td) {
+		if _, ok := s.Attributes().Get("gen_ai.tool.call.arguments"); ok {
+			s.Attributes().PutStr("gen_ai.tool.call.arguments", `{"order":"ord-000000000017"}`)
+		}
+	}
+	h.Consume(td)
+	h.Advance(cfg.DecisionWait + time.Second)
+	remembered := func(when string) {
+		t.Helper()
+		kd, ok := h.buffer.shards[0].cache.Kept(id)
+		require.True(t, ok, "%s: the trace is not in the decision cache as kept", when)
+		require.Positive(t, kd.payloads.Len(), "%s: no payload remembered", when)
+		require.False(t, kd.payloads.Indexed(), "%s: the decision cache holds the scan's index", when)
+	}
+	remembered("decided")
+
+	late := buffertest.Straggler(id)
+	late.Span("late note", pcommon.SpanID{1}, 900, 950, map[string]any{"app.debug.note": "order ord-000000000017 again"})
+	h.Consume(late.Traces)
+	h.CatchUp()
+	remembered("late spans without a tool span")
+
+	attempt := buffertest.LateAttempt(id, "charge_card", "call-1", 1000)
+	buffertest.AllSpans(attempt)[0].Attributes().PutStr("gen_ai.tool.call.result", `{"receipt":"rcpt-000000000042"}`)
+	h.Consume(attempt)
+	h.CatchUp()
+	remembered("late tool span")
+	require.Equal(t, int64(2), h.Sum("otelcol_processor_retry_storm_late_spans"))
+	require.NotContains(t, buffertest.AllStrings(h.Sink.AllTraces()), "ord-000000000017")
 }
 
 // whereIs names the spans and attributes holding v, for a failure message.

@@ -104,6 +104,56 @@ func BenchmarkScrubText(b *testing.B) {
 	}
 }
 
+// BenchmarkScrubPrefixes measures the scan alone against how the hunted values begin:
+// all alike for their first 8 bytes and more (order ids, and URLs at one host, whose
+// lengths vary with their numbers), or each its own (hex tokens). The text is the same
+// size whatever the count: lines quoting values of the same shape, one in four hunted.
+func BenchmarkScrubPrefixes(b *testing.B) {
+	shapes := []struct {
+		name  string
+		value func(i int) string
+	}{
+		{"shared", func(i int) string {
+			if i%2 == 0 {
+				return fmt.Sprintf("ord_%012d", i*7919)
+			}
+			return fmt.Sprintf("https://shop.example.com/orders/%d?item=%d", i*7919, i%97)
+		}},
+		{"distinct", func(i int) string { return fmt.Sprintf("%016x", uint64(i+1)*0x9E3779B97F4A7C15) }},
+	}
+	for _, shape := range shapes {
+		for _, values := range []int{256, 1024, 4096, 16384} {
+			b.Run(fmt.Sprintf("%s/values=%d", shape.name, values), func(b *testing.B) {
+				var c collector
+				c.reset(DefaultMinValueLength, values)
+				for i := range values {
+					c.addLeaf(shape.value(i))
+				}
+				vals := &Values{}
+				c.build(vals)
+				vals.Scrub("") // the index is built on the first scan
+				var texts []string
+				size := 0
+				for i := range 2000 {
+					// i*4 < values: one line in four quotes a hunted value at 256 values, fewer past.
+					line := fmt.Sprintf("step %d: looked up %s, then %s; nothing else to report here.\n",
+						i, shape.value(i*4%values), shape.value(values+i))
+					texts = append(texts, line)
+					size += len(line)
+				}
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				for b.Loop() {
+					for _, s := range texts {
+						vals.Scrub(s)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(size), "ns/B")
+			})
+		}
+	}
+}
+
 // valuesPerRow are the payload values of one row of searchResult.
 const valuesPerRow = 4
 

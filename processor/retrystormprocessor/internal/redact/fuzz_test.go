@@ -66,3 +66,63 @@ func FuzzJSONGrammar(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScrubIndex holds the scan to a naive search: Scrub replaces, left to right, the
+// longest hunted value at each position, and Holds says whether there is one. The values
+// and text are written in four letters, so that values share their prefixes, differ in
+// length only, overlap and abut, as URLs and ids of one kind do.
+func FuzzScrubIndex(f *testing.F) {
+	f.Add("aaaaaaaab|aaaaaaaabb|aaaaaaaabbb|aaaaaaaa0.", "xaaaaaaaabbbaaaaaaaab.aaaaaaaabb", byte(6))
+	f.Add("ab0.ab0.ab|b0.ab0.ab0|0.ab0.ab0.", "ab0.ab0.ab0.ab0.ab0.ab0.", byte(6))
+	f.Add("aaaa|aaab|aabb", "aaaabbaaab", byte(0))
+	f.Add("abababab|babababa|abababababab", "abababababababababa", byte(2))
+	f.Fuzz(func(t *testing.T, list, text string, minLen byte) {
+		const letters = "ab0."
+		spell := func(s string) string {
+			b := []byte(s)
+			for i := range b {
+				b[i] = letters[b[i]%4]
+			}
+			return string(b)
+		}
+		var c collector
+		c.reset(2+int(minLen)%10, 1<<20)
+		var values []string
+		for _, v := range strings.Split(list, "|") {
+			v = spell(v)
+			c.addLeaf(v)
+			if len(v) >= c.minLen {
+				values = append(values, v)
+			}
+		}
+		vals := &Values{}
+		c.build(vals)
+		text = spell(text)
+
+		var want strings.Builder
+		wantN, holds := 0, false
+		for i := 0; i < len(text); {
+			best := 0
+			for _, v := range values {
+				if len(v) > best && strings.HasPrefix(text[i:], v) {
+					best = len(v)
+				}
+			}
+			if best == 0 {
+				want.WriteByte(text[i])
+				i++
+				continue
+			}
+			want.WriteString(Scrubbed)
+			i += best
+			wantN++
+			holds = true
+		}
+		if got, n := vals.Scrub(text); got != want.String() || n != wantN {
+			t.Fatalf("Scrub(%q) of %q = %q, %d; want %q, %d", text, values, got, n, want.String(), wantN)
+		}
+		if got := vals.Holds(text); got != holds {
+			t.Fatalf("Holds(%q) of %q = %v, want %v", text, values, got, holds)
+		}
+	})
+}

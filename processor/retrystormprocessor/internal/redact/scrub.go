@@ -63,7 +63,8 @@ func (v *Values) Holds(s string) bool {
 	return false
 }
 
-// matchAt is the length of the longest hunted value at s[i:], 0 when none starts there.
+// matchAt is the length of the longest hunted value at s[i:], 0 when none starts there:
+// the window of each length its prefix leads to is hashed once, longest first.
 func (v *Values) matchAt(x *valueIndex, s string, i int) int {
 	var w uint64
 	if i+8 <= len(s) {
@@ -74,21 +75,16 @@ func (v *Values) matchAt(x *valueIndex, s string, i int) int {
 	} else {
 		w = prefixOf(s[i:], v.k)
 	}
-	mask := uint64(len(x.table) - 1)
-	best := 0
-	for slot := mix(w) >> x.shift; ; slot = (slot + 1) & mask {
-		e := x.table[slot]
-		if e == 0 {
-			return best
-		}
-		p := &v.prints[e-1]
-		if p.prefix != w || int(p.n) <= best || i+int(p.n) > len(s) {
-			continue
-		}
-		if maphash.String(hashSeed, s[i:i+int(p.n)]) == p.sum {
-			best = int(p.n)
+	st := x.starter(w)
+	if st == nil {
+		return 0
+	}
+	for _, n := range x.lengths[st.from:st.to] {
+		if end := i + int(n); end <= len(s) && x.holds(v.prints, maphash.String(hashSeed, s[i:end]), w, n) {
+			return int(n)
 		}
 	}
+	return 0
 }
 
 // scrubJSON scrubs a JSON document of vals so that it still parses: an occurrence inside a

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/maphash"
-	"math/bits"
 	"net/url"
 	"slices"
 	"strconv"
@@ -31,23 +30,6 @@ type Values struct {
 	// the prints.
 	idx *valueIndex
 }
-
-// valueIndex finds the prints a window of text may start.
-type valueIndex struct {
-	// table indexes prints by prefix: open addressing, len a power of two, each slot an
-	// index into prints plus one (0 is empty).
-	table []int32
-	shift uint8
-	// skip[h] is how far a window of k bytes may move on when the hash h of its last two
-	// bytes says no value's prefix can start in it before that (Wu and Manber's block
-	// shift).
-	skip []uint8
-}
-
-// shiftBits sizes the shift table: 4096 entries of a byte.
-const shiftBits = 12
-
-func blockHash(a, b byte) uint32 { return (uint32(a)<<8 | uint32(b)) * 0x9E3779B1 >> (32 - shiftBits) }
 
 // valuePrint is one hunted form of a value: the first prefixLen bytes as an integer, the
 // length and a hash of the whole.
@@ -357,47 +339,17 @@ func (c *collector) build(v *Values) {
 	v.idx = nil
 }
 
-// index returns the values' index, built on first use.
-func (v *Values) index() *valueIndex {
-	if v.idx != nil {
-		return v.idx
+// Unindexed drops the index v's scans built, and returns v: a decision cache keeps the
+// prints alone, not several KB of tables a trace; a later scan builds the index again.
+func (v *Values) Unindexed() *Values {
+	if v != nil {
+		v.idx = nil
 	}
-	x := &valueIndex{}
-	size := 8
-	for size < 2*len(v.prints) {
-		size <<= 1
-	}
-	x.table = make([]int32, size)
-	x.shift = uint8(64 - bits.Len(uint(size-1)))
-	mask := uint64(size - 1)
-	for i, p := range v.prints {
-		for slot := mix(p.prefix) >> x.shift; ; slot = (slot + 1) & mask {
-			if x.table[slot] == 0 {
-				x.table[slot] = int32(i + 1)
-				break
-			}
-		}
-	}
-	// A two-byte block ending at offset j of a prefix allows a shift of k-1-j at most.
-	x.skip = make([]uint8, 1<<shiftBits)
-	for i := range x.skip {
-		x.skip[i] = uint8(v.k - 1)
-	}
-	var buf [8]byte
-	for _, p := range v.prints {
-		binary.LittleEndian.PutUint64(buf[:], p.prefix)
-		for j := 1; j < v.k; j++ {
-			h := blockHash(buf[j-1], buf[j])
-			if sh := uint8(v.k - 1 - j); sh < x.skip[h] {
-				x.skip[h] = sh
-			}
-		}
-	}
-	v.idx = x
-	return x
+	return v
 }
 
-func mix(x uint64) uint64 { return x * 0x9E3779B97F4A7C15 }
+// Indexed reports whether v holds the index its scans built.
+func (v *Values) Indexed() bool { return v != nil && v.idx != nil }
 
 // Clone is a copy of v that shares nothing with it, to keep with a decision.
 func (v *Values) Clone() *Values {
