@@ -166,15 +166,7 @@ func BenchmarkConsumeTracesToDecision(b *testing.B) {
 // SDK v7 records it. The difference in ns/span is what redaction costs a kept span;
 // dropped traces never reach it.
 func BenchmarkKeptTraceRedaction(b *testing.B) {
-	sim, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 7})
-	if err != nil {
-		b.Fatal(err)
-	}
-	simTraces := make([]ptrace.Traces, 512)
-	for i := range simTraces {
-		t := sim.Next()
-		simTraces[i] = agenttraffic.TraceToPdata(&t)
-	}
+	simTraces := agentsimTraces(b, 7, 512)
 	for _, traffic := range []string{"conversation", "agentsim"} {
 		for _, redact := range []bool{false, true} {
 			b.Run(fmt.Sprintf("traffic=%s/redact=%v", traffic, redact), func(b *testing.B) {
@@ -307,15 +299,7 @@ func BenchmarkCompactAttributes(b *testing.B) {
 // pack (move into one request, encode as OTLP, compress) and unpack (decompress, decode,
 // note every span again), on agentsim traces; B/span held is what pack leaves on the heap.
 func BenchmarkPackUnpack(b *testing.B) {
-	sim, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 11})
-	if err != nil {
-		b.Fatal(err)
-	}
-	traces := make([]ptrace.Traces, 64)
-	for i := range traces {
-		t := sim.Next()
-		traces[i] = agenttraffic.TraceToPdata(&t)
-	}
+	traces := agentsimTraces(b, 11, 64)
 	sh := newBenchBuffer(b, 1, WithSynchronous()).shards[0]
 	var spans, held int
 	i := 0
@@ -334,4 +318,18 @@ func BenchmarkPackUnpack(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(spans), "ns/span")
 	b.ReportMetric(float64(held)/float64(spans), "B/span-held")
+}
+
+// agentsimTraces is n traces of agentsim's default mix drawn with seed, as pdata.
+func agentsimTraces(b *testing.B, seed uint64, n int) []ptrace.Traces {
+	sim, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: seed})
+	if err != nil {
+		b.Fatal(err)
+	}
+	traces := make([]ptrace.Traces, n)
+	for i := range traces {
+		t := sim.Next()
+		traces[i] = agenttraffic.TraceToPdata(&t)
+	}
+	return traces
 }

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/fixtures"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 // huntedValueCounts are the trace sizes the benchmarks compare: how many distinct payload
@@ -75,7 +76,7 @@ func BenchmarkScrubText(b *testing.B) {
 	var texts []string
 	size := 0
 	for _, td := range requests {
-		for _, s := range allSpans(td) {
+		for _, s := range tracespans.All(td) {
 			for line := range strings.Lines(spanText(s)) {
 				texts = append(texts, line)
 				size += len(line)
@@ -189,7 +190,7 @@ func searchTrace(requests []ptrace.Traces, rows int) (tools, others []ptrace.Spa
 	tool.Attributes().PutStr("gen_ai.tool.call.result", result)
 	tools = append(tools, tool)
 	for _, td := range requests {
-		for _, s := range allSpans(td) {
+		for _, s := range tracespans.All(td) {
 			if _, ok := s.Attributes().Get("gen_ai.tool.call.arguments"); ok {
 				tools = append(tools, s)
 			} else {
@@ -213,16 +214,4 @@ func searchTrace(requests []ptrace.Traces, rows int) (tools, others []ptrace.Spa
 	answer.Status().SetMessage("no owner for doc-000001-" + fmt.Sprintf("%04x", 2654435761%65536))
 	others = append(others, model, answer)
 	return tools, others
-}
-
-func allSpans(td ptrace.Traces) []ptrace.Span {
-	var out []ptrace.Span
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, s := range ss.Spans().All() {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
 }
