@@ -16,7 +16,7 @@ import (
 
 // Packing. Decoded, a span is some 45 heap objects the garbage collector marks at every
 // collection while it waits; encoded as OTLP and compressed it is one pointer-free byte run
-// it neither marks nor scans, in about a tenth of the heap. Spans are packed where they will wait
+// it neither marks nor scans, in about a tenth of the heap the decoded span takes. Spans are packed where they will wait
 // and most will be dropped unread:
 //   - a trace proven clean on its root's arrival (triageAtRoot), held for root_grace only in
 //     case a straggler voids that verdict, when it will wait compactHold or more
@@ -98,6 +98,7 @@ func (s *shard) pack(pt *pendingTrace) {
 	// every few seconds for an hour is not copied whole at each.
 	pt.packed = binary.AppendUvarint(pt.packed, uint64(len(s.packScratch)))
 	pt.packed = append(pt.packed, s.packScratch...)
+	s.packScratch = keepScratch(s.packScratch)
 	pt.packedSpans += pt.set.Len()
 	pt.set, pt.arrivals, pt.compacted = spanSet{}, nil, 0
 }
@@ -115,9 +116,9 @@ func (s *shard) unpack(pt *pendingTrace) {
 	raw, err := unframe(s.unpackScratch[:0], pt.packed)
 	var td ptrace.Traces
 	if err == nil {
-		s.unpackScratch = raw
-		td, err = s.unpacker.UnmarshalTraces(raw)
+		td, err = s.unpacker.UnmarshalTraces(raw) // copies what it keeps
 	}
+	s.unpackScratch = keepScratch(raw)
 	lost := pt.packedSpans
 	pt.packed, pt.packedSpans = nil, 0
 	if err != nil {
@@ -141,12 +142,11 @@ var errBadFrame = errors.New("packed spans: bad frame")
 // unframe appends to dst the OTLP bytes the frames of packed decompress to.
 func unframe(dst, packed []byte) ([]byte, error) {
 	for len(packed) > 0 {
-		n, k := binary.Uvarint(packed)
-		if k <= 0 || n > uint64(len(packed)-k) {
-			return dst, errBadFrame
+		block, rest, err := nextFrame(packed)
+		if err != nil {
+			return dst, err
 		}
-		block := packed[k : k+int(n)]
-		packed = packed[k+int(n):]
+		packed = rest
 		size, err := s2.DecodedLen(block)
 		if err != nil {
 			return dst, err
@@ -164,16 +164,37 @@ func unframe(dst, packed []byte) ([]byte, error) {
 func packedSize(packed []byte) int64 {
 	var total int64
 	for len(packed) > 0 {
-		n, k := binary.Uvarint(packed)
-		if k <= 0 || n > uint64(len(packed)-k) {
+		block, rest, err := nextFrame(packed)
+		if err != nil {
 			return total
 		}
-		if size, err := s2.DecodedLen(packed[k : k+int(n)]); err == nil {
+		packed = rest
+		if size, err := s2.DecodedLen(block); err == nil {
 			total += int64(size)
 		}
-		packed = packed[k+int(n):]
 	}
 	return total
+}
+
+// nextFrame splits the first frame's compressed block off packed.
+func nextFrame(packed []byte) (block, rest []byte, err error) {
+	n, k := binary.Uvarint(packed)
+	if k <= 0 || n > uint64(len(packed)-k) {
+		return nil, nil, errBadFrame
+	}
+	return packed[k : k+int(n)], packed[k+int(n):], nil
+}
+
+// maxScratch bounds the pack and unpack scratch space a shard keeps between traces: one
+// huge trace must not pin its bytes for the life of the shard.
+const maxScratch = 1 << 20
+
+// keepScratch is b emptied for reuse, or nil when it grew past maxScratch.
+func keepScratch(b []byte) []byte {
+	if cap(b) > maxScratch {
+		return nil
+	}
+	return b[:0]
 }
 
 // piecesSet is every span of td, which holds one trace, as one set.

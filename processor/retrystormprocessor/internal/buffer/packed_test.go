@@ -300,3 +300,12 @@ func TestNothingIsPackedThatIsDecidedSoon(t *testing.T) {
 		})
 	}
 }
+
+// TestPackScratchOfAHugeTraceIsLetGo: a shard keeps its pack and unpack scratch space
+// between traces, but not the size of the largest trace it packed.
+func TestPackScratchOfAHugeTraceIsLetGo(t *testing.T) {
+	assert.Nil(t, keepScratch(make([]byte, 10, maxScratch+1)))
+	kept := keepScratch(make([]byte, 10, 4096))
+	assert.Empty(t, kept)
+	assert.Equal(t, 4096, cap(kept))
+}
