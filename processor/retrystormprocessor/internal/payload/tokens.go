@@ -28,3 +28,18 @@ func Unquote(tok string) (string, bool) {
 	// s is a slice of tok, or of the arena this call alone holds: a view of it is safe.
 	return unsafeString(s), true
 }
+
+// UnquoteScratch is Unquote decoding a token with escapes into scratch, for a reader that
+// drops the string before it decodes the next: the string is valid until scratch's bytes
+// are written again. It returns scratch, grown as it had to be, for that next call.
+func UnquoteScratch(tok string, scratch []byte) (string, []byte, bool) {
+	if len(tok) < 2 || tok[0] != '"' {
+		return "", scratch, false
+	}
+	c := canonicalizer{src: stringBytes(tok), arena: scratch[:0]}
+	s, _, err := c.str()
+	if err != nil || c.pos != len(tok) {
+		return "", c.arena, false
+	}
+	return unsafeString(s), c.arena, true
+}

@@ -33,6 +33,8 @@ type rewriter struct {
 	late [][]lateMember
 	// scans are scans of documents finished, for reuse.
 	scans []*scan
+	// unquoted is where markJSON decodes a string it marks.
+	unquoted []byte
 }
 
 // memoEntry is an array element rewritten: its edits, at offsets from its start, and the
@@ -96,7 +98,9 @@ func (w *rewriter) markJSON(raw string) marker {
 	var m marker
 	switch raw[0] {
 	case '"':
-		s, _ := unquote(raw)
+		// Decoded into scratch: a marker is kept by the text's hash alone.
+		s, scratch, _ := payload.UnquoteScratch(raw, w.unquoted)
+		w.unquoted = scratch
 		m = w.markText(s)
 	case '{', '[':
 		m = w.markText(raw)

@@ -66,6 +66,16 @@ type collector struct {
 	over     int
 	prints   []valuePrint
 	excluded []uint64
+	// unquoted holds the strings decoded at each depth of a document, while they are read.
+	unquoted [][]byte
+}
+
+// scratch is where a string of a document at depth is decoded.
+func (c *collector) scratch(depth int) *[]byte {
+	for len(c.unquoted) <= depth {
+		c.unquoted = append(c.unquoted, nil)
+	}
+	return &c.unquoted[depth]
 }
 
 func (c *collector) reset(minLen, limit int) {
@@ -170,7 +180,10 @@ func (c *collector) addJSON(s string, depth int) {
 				return
 			}
 			if j := skipSpace(s, end); j >= len(s) || s[j] != ':' {
-				str, _ := unquote(s[i:end])
+				// Decoded into this depth's scratch: a leaf is kept as its hashes only.
+				scratch := c.scratch(depth)
+				str, grown, _ := payload.UnquoteScratch(s[i:end], *scratch)
+				*scratch = grown
 				c.addText(str, depth)
 			}
 			i = end
