@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/fixtures"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 )
 
 // TestRedactionOfRealSDKCaptures sends each trace captured from a real agent SDK
@@ -30,6 +31,7 @@ func TestRedactionOfRealSDKCaptures(t *testing.T) {
 			cfg := testConfig()
 			cfg.Sampling.Clean = 100
 			h := newHarness(t, cfg, nil)
+			sent := spanTexts(requests) // before the processor owns them
 			for _, td := range requests {
 				h.Consume(td)
 			}
@@ -54,10 +56,40 @@ func TestRedactionOfRealSDKCaptures(t *testing.T) {
 					}
 				}
 			}
+			// What structures the messages stays: no member key was scrubbed, and LangChain's
+			// serialization envelope (its tool span records the tool's ToolMessage whole) is
+			// not hunted as a payload value, so every copy of it survives.
+			for _, scrubbedKey := range []string{`"` + redact.Scrubbed + `":`, `\"` + redact.Scrubbed + `\":`} {
+				require.NotContains(t, text, scrubbedKey, "a member key of a message was scrubbed")
+			}
+			for id, forwarded := range spanTexts(out) {
+				if strings.Contains(forwarded, "retrystorm.call.key=") {
+					continue // a tool span: its payload attributes are deleted, envelope and all
+				}
+				for _, word := range []string{`"constructor"`, `"langchain_core"`, `"ToolMessage"`, `"messages"`, `"tool_call_id"`} {
+					require.Equal(t, strings.Count(sent[id], word), strings.Count(forwarded, word), "copies of %s in span %s", word, id)
+				}
+				for _, member := range []string{"id", "tool_call_id", "type", "role"} {
+					require.NotContains(t, forwarded, `"`+member+`":"`+redact.Scrubbed+`"`, "span %s", id)
+				}
+			}
 			require.Positive(t, h.Sum("otelcol_processor_retry_storm_redactions"), "redactions not counted")
 			t.Logf("%d raw values searched in %d bytes; %d markers", len(truth.RawValues), len(text), markers)
 		})
 	}
+}
+
+// spanTexts is every string of each span of tds (AllStrings of the span alone), by span id.
+func spanTexts(tds []ptrace.Traces) map[pcommon.SpanID]string {
+	out := map[pcommon.SpanID]string{}
+	for _, td := range tds {
+		for _, s := range buffertest.AllSpans(td) {
+			one := ptrace.NewTraces()
+			s.CopyTo(one.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty())
+			out[s.SpanID()] = buffertest.AllStrings([]ptrace.Traces{one})
+		}
+	}
+	return out
 }
 
 // TestRedactionOfLateSpansOfRealSDKCaptures decides each capture from all but its last

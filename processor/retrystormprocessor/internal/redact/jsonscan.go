@@ -178,7 +178,7 @@ func (sc *scan) array(start int, parentKey string, ctx context, depth int) (int,
 // its messages were rewritten before, and a remembered one costs a hash of its bytes.
 func (sc *scan) element(i int, parentKey string, ctx context, depth int) (int, bool) {
 	s := sc.s
-	if sc.inMemo || depth >= maxDepth || i >= len(s) || s[i] != '{' && s[i] != '[' {
+	if sc.inMemo || sc.w.gather != nil || depth >= maxDepth || i >= len(s) || s[i] != '{' && s[i] != '[' {
 		return sc.value(i, parentKey, true, ctx, depth)
 	}
 	end, ok := containerEnd(s, i)
@@ -335,7 +335,25 @@ func (sc *scan) member(p part, ctx context, key string, i, strEnd, depth int) (i
 			return 0, false
 		}
 	}
-	switch marker, text := sc.w.replacement(p, ctx, key, isString); {
+	marker, text := sc.w.replacement(p, ctx, key, isString)
+	if g := sc.w.gather; g != nil && (marker || isString && roleOf(key)&textKey != 0) {
+		// Gathering a payload's values: what is marked or is text is hunted whole.
+		end, ok := strEnd, true
+		if !isString {
+			end, ok = valueEnd(s, i)
+		}
+		if ok {
+			g.addRaw(s[i:end], depth)
+			if marker {
+				sc.w.gathered++
+				return end, true
+			}
+		}
+		if !ok {
+			return 0, false
+		}
+	}
+	switch {
 	case marker:
 		end, ok := strEnd, true
 		if !isString {

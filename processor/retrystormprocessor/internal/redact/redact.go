@@ -141,7 +141,7 @@ func (b ValueBuilder) Add(span ptrace.Span) {
 		}
 		for _, src := range r.sources {
 			if el, ok := src.read(k, v); ok {
-				r.col.addValue(el, 0)
+				r.addPayload(k, el)
 			}
 		}
 	}
@@ -151,10 +151,30 @@ func (b ValueBuilder) Add(span ptrace.Span) {
 		}
 		for k, v := range ev.Attributes().All() {
 			if eventPayloadMembers[k] {
-				r.col.addValue(v, 0)
+				r.addPayload(k, v)
 			}
 		}
 	}
+}
+
+// addPayload gathers the values of el, what a payload source read of attribute k. A
+// payload that is itself a message structure (LangChain records a tool's result as the
+// ToolMessage it returns, envelope and all) is hunted for what the rewriter marks in it
+// and for its text, not for its structure: type tags, ids, names, statuses and metadata
+// stay readable wherever the trace repeats them. Anything else is hunted leaf by leaf.
+func (r *Redactor) addPayload(k string, el pcommon.Value) {
+	if el.Type() != pcommon.ValueTypeStr {
+		r.col.addValue(el, 0)
+		return
+	}
+	s := el.Str()
+	if !r.col.firstRead(s) {
+		return
+	}
+	if r.rw.gatherMessage(s, k[strings.LastIndexByte(k, '.')+1:], &r.col) {
+		return
+	}
+	r.col.addText(s, 0)
 }
 
 // eventPayloadMembers are the attributes of a message event that hold a message's content.

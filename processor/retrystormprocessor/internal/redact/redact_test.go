@@ -393,3 +393,55 @@ func TestEscapesOfIsConservative(t *testing.T) {
 		}
 	}
 }
+
+// TestMessageShapedPayloadHuntsContentNotStructure: a tool's result recorded as the
+// message it returns (LangChain's serialized ToolMessage, whole in output.value) is hunted
+// for its content, and for text a message in it holds, not for its envelope: a copy of the
+// envelope elsewhere keeps its type tags, ids and call id, while the content's values are
+// scrubbed wherever they appear. A payload with no message structure is hunted leaf by
+// leaf, envelope-like words included.
+func TestMessageShapedPayloadHuntsContentNotStructure(t *testing.T) {
+	cfg := testConfig()
+	cfg.PayloadKeys = []string{"output.value"}
+	cfg.PayloadSources = []string{"output.value"}
+	toolMessage := `{"output":{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],` +
+		`"kwargs":{"status":"success","content":"{\"card_token\":\"` + token + `\"}","tool_call_id":"call_lookup_00042","name":"lookup_customer"}}}`
+	subAgent := `[{"role":"assistant","content":"the IBAN on file is ` + iban + `","tool_calls":[{"id":"call_sub_000007","type":"function","function":{"name":"find_account","arguments":"{\"email\":\"` + email + `\"}"}}]}]`
+	plain := `{"status":"constructor_ok","ref":"langchain_core_v1"}`
+	for _, tc := range []struct {
+		name, payload string
+		hunted, kept  []string
+	}{
+		{"serialized ToolMessage", toolMessage, []string{token}, []string{"constructor", "langchain_core", "ToolMessage", "call_lookup_00042"}},
+		{"messages with text", subAgent, []string{"the IBAN on file is " + iban, email}, []string{"call_sub_000007", "assistant"}},
+		{"no message structure", plain, []string{"constructor_ok", "langchain_core_v1"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := ptrace.NewSpan()
+			tool.SetName("lookup_customer")
+			tool.Attributes().PutStr("output.value", tc.payload)
+			other := ptrace.NewSpan()
+			other.SetName("chat")
+			copied := tc.payload + " " + strings.Join(append(append([]string{}, tc.hunted...), tc.kept...), " ")
+			other.Attributes().PutStr("app.note", copied)
+			r := New(cfg, nil)
+			b := r.Values()
+			b.Add(tool)
+			b.Exclude("lookup_customer")
+			var st Stats
+			vals := b.Done(&st)
+			r.Span(other, vals, &st)
+			note, _ := other.Attributes().Get("app.note")
+			for _, v := range tc.hunted {
+				if strings.Contains(note.Str(), v) {
+					t.Errorf("payload value %q survived: %s", v, note.Str())
+				}
+			}
+			for _, v := range tc.kept {
+				if strings.Count(note.Str(), v) != strings.Count(copied, v) {
+					t.Errorf("structure %q was scrubbed: %s", v, note.Str())
+				}
+			}
+		})
+	}
+}

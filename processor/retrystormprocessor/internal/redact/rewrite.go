@@ -35,6 +35,29 @@ type rewriter struct {
 	scans []*scan
 	// unquoted is where markJSON decodes a string it marks.
 	unquoted []byte
+	// gather, while gatherMessage reads a payload, receives the values of what would be
+	// marked (gathered counts them) and of text, instead of edits.
+	gather   *collector
+	gathered int
+}
+
+// gatherMessage adds to c the payload values of doc, a tool span's payload, read as a
+// message structure in member parentKey: the values of each part a marker would replace,
+// and of text members. It reports false, having added none but text, when doc is no
+// message structure (no part to mark) or does not parse: the caller hunts it leaf by leaf.
+func (w *rewriter) gatherMessage(doc, parentKey string, c *collector) bool {
+	if !payload.LooksLikeJSONContainer(doc) || !holdsToolWord(doc) {
+		return false
+	}
+	replaced := w.replaced
+	w.gather, w.gathered = c, 0
+	sc := w.takeScan(doc) // its elements are not remembered: it makes no edit
+	end, ok := sc.value(skipSpace(doc, 0), parentKey, false, ctxNone, 1)
+	ok = ok && skipSpace(doc, end) == len(doc)
+	w.releaseScan(sc)
+	w.gather = nil
+	w.replaced = replaced
+	return ok && w.gathered > 0
 }
 
 // memoEntry is an array element rewritten: its edits, at offsets from its start, and the
@@ -69,12 +92,17 @@ func (w *rewriter) nothingToDo(raw, parentKey string, ctx context) bool {
 	if !w.keepText || ctx != ctxNone || roleOf(parentKey)&(callWrapperKey|resultWrapperKey|callListKey|resultListKey) != 0 {
 		return false
 	}
+	return !holdsToolWord(raw)
+}
+
+// holdsToolWord reports whether s holds one of toolWords.
+func holdsToolWord(s string) bool {
 	for _, t := range toolWords {
-		if strings.Contains(raw, t) {
-			return false
+		if strings.Contains(s, t) {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 var toolWords = [...]string{"ool", "OOL", "unction", "UNCTION", "ython", "YTHON"}

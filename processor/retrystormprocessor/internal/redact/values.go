@@ -129,16 +129,9 @@ func (c *collector) dropExcluded() {
 func (c *collector) addValue(v pcommon.Value, depth int) {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		// Attempts of one call repeat their arguments: a string read before is skipped.
-		sum := maphash.String(hashSeed, v.Str())
-		if _, dup := c.read[sum]; dup {
-			return
+		if c.firstRead(v.Str()) {
+			c.addText(v.Str(), depth)
 		}
-		if c.read == nil {
-			c.read = map[uint64]struct{}{}
-		}
-		c.read[sum] = struct{}{}
-		c.addText(v.Str(), depth)
 	case pcommon.ValueTypeInt:
 		c.addLeaf(strconv.FormatInt(v.Int(), 10))
 	case pcommon.ValueTypeDouble:
@@ -158,6 +151,20 @@ func (c *collector) addValue(v pcommon.Value, depth int) {
 	}
 }
 
+// firstRead reports whether the attribute string s is read for the first time in the
+// trace: attempts of one call repeat their arguments, and a string read before is skipped.
+func (c *collector) firstRead(s string) bool {
+	sum := maphash.String(hashSeed, s)
+	if _, dup := c.read[sum]; dup {
+		return false
+	}
+	if c.read == nil {
+		c.read = map[uint64]struct{}{}
+	}
+	c.read[sum] = struct{}{}
+	return true
+}
+
 // addText adds a string: its JSON leaves when it holds a JSON container, else itself.
 // A document that does not parse is read token by token all the same: at worst a few
 // more values are hunted.
@@ -167,6 +174,24 @@ func (c *collector) addText(s string, depth int) {
 		return
 	}
 	c.addLeaf(s)
+}
+
+// addRaw adds the leaves of raw, a JSON value read in a document at depth: a string
+// decoded (and opened if it holds JSON), a container's leaves, a number itself.
+func (c *collector) addRaw(raw string, depth int) {
+	switch {
+	case raw[0] == '"':
+		scratch := c.scratch(depth)
+		str, grown, _ := payload.UnquoteScratch(raw, *scratch)
+		*scratch = grown
+		c.addText(str, depth)
+	case raw[0] == '{' || raw[0] == '[':
+		if depth < maxDepth {
+			c.addJSON(raw, depth+1)
+		}
+	default:
+		c.addLeaf(raw)
+	}
 }
 
 // addJSON adds the string and number leaves of a JSON document, member keys aside, in
