@@ -178,7 +178,7 @@ func recordDiffs(got *stormrecord.Record, want agenttraffic.ExpectedRecord) []st
 
 // checkBackend holds what the backend received to the truth: exactly the traces a correct
 // retry_storm keeps (every signal trace, and the clean traces the consistent-sampling rule
-// selects), each whole and annotated, isError attempts remapped, no raw payload. It returns
+// selects), each whole and annotated, failed-result attempts remapped, no raw payload. It returns
 // the number of remapped spans it saw.
 func checkBackend(t *testing.T, truth []agenttraffic.Truth, want expectation, sent map[string]*agenttraffic.Trace,
 	backend map[string]*backendTrace, th sampling.Threshold) int {
@@ -207,9 +207,9 @@ func checkBackend(t *testing.T, truth []agenttraffic.Truth, want expectation, se
 		}
 	}
 	if wantRemapped == 0 {
-		t.Error("no kept attempt carried an isError result over a non-error status: the remap went untested")
+		t.Error("no kept attempt carried a failed result over a non-error status: the remap went untested")
 	}
-	t.Logf("backend: %d traces, %d isError attempts remapped (%d expected)", len(backend), remapped, wantRemapped)
+	t.Logf("backend: %d traces, %d failed-result attempts remapped (%d expected)", len(backend), remapped, wantRemapped)
 	return remapped
 }
 
@@ -271,9 +271,10 @@ func checkKeptTrace(t *testing.T, tr *agenttraffic.Truth, bt *backendTrace, th s
 	}
 }
 
-// checkRemaps: an attempt sent with an isError result over a status that was not ERROR
-// arrives with status ERROR and retrystorm.status.remapped=true; no other span is marked
-// remapped. It returns the remapped spans seen and expected.
+// checkRemaps: an attempt sent with a failure in its result (an MCP isError result, or a
+// tool_status failure value such as Strands' gen_ai.tool.status "error": sentIsError) over
+// a status that was not ERROR arrives with status ERROR and retrystorm.status.remapped=true;
+// no other span is marked remapped. It returns the remapped spans seen and expected.
 func checkRemaps(t *testing.T, tr *agenttraffic.Truth, bt *backendTrace, sent *agenttraffic.Trace) (seen, expected int) {
 	t.Helper()
 	attempts := map[string]bool{}
@@ -298,11 +299,11 @@ func checkRemaps(t *testing.T, tr *agenttraffic.Truth, bt *backendTrace, sent *a
 		case attempts[id] && flagged && s.Status.Code != agenttraffic.StatusError:
 			expected++
 			if !marked || span.Status().Code() != ptrace.StatusCodeError {
-				t.Errorf("trace %s (%s, %s): attempt %s returned isError: status %s, %s=%v; want ERROR, true",
+				t.Errorf("trace %s (%s, %s): attempt %s reported a failure in its result: status %s, %s=%v; want ERROR, true",
 					tr.TraceID, tr.Scenario, tr.Shape, id, span.Status().Code(), stormrecord.AttrStatusRemap, marked)
 			}
 		case marked && !flagged:
-			t.Errorf("trace %s (%s, %s): span %s %q is marked remapped but its result never said isError",
+			t.Errorf("trace %s (%s, %s): span %s %q is marked remapped but its result never reported a failure",
 				tr.TraceID, tr.Scenario, tr.Shape, id, s.Name)
 		}
 	}
