@@ -336,7 +336,7 @@ func (sc *scan) member(p part, ctx context, key string, i, strEnd, depth int) (i
 		}
 	}
 	marker, text := sc.w.replacement(p, ctx, key, isString)
-	if g := sc.w.gather; g != nil && (marker || isString && roleOf(key)&textKey != 0) {
+	if g := sc.w.gather; g != nil && (marker || isString && roleOf(key)&textKey != 0) && !(isString && isMarker(s[i+1:strEnd-1])) {
 		// Gathering a payload's values: what is marked or is text is hunted whole.
 		end, ok := strEnd, true
 		if !isString {
@@ -354,6 +354,8 @@ func (sc *scan) member(p part, ctx context, key string, i, strEnd, depth int) (i
 		}
 	}
 	switch {
+	case marker && isString && isMarker(s[i+1:strEnd-1]):
+		return strEnd, true // marked already (by an earlier collector): its hash stays
 	case marker:
 		end, ok := strEnd, true
 		if !isString {

@@ -251,6 +251,52 @@ func TestMessageEvents(t *testing.T) {
 	}
 }
 
+// TestToolSpanMessageEventsKeepTheirMarkers: a tool span's own message events (Strands
+// records its arguments in gen_ai.tool.message and its result in gen_ai.choice) carry the
+// payload's marker with its hash after the whole span is redacted; a marker starts with a
+// bracket, and was once read as a message that did not parse and replaced by a bare
+// Scrubbed.
+func TestToolSpanMessageEventsKeepTheirMarkers(t *testing.T) {
+	result := `[{"text":"{\"charge_id\":\"ch_3QkZ9xLm\",\"token\":\"` + token + `\"}"}]`
+	tool := ptrace.NewSpan()
+	tool.SetName("execute_tool charge_card")
+	call := tool.Events().AppendEmpty()
+	call.SetName("gen_ai.tool.message")
+	call.Attributes().PutStr("role", "tool")
+	call.Attributes().PutStr("content", toolArgs)
+	choice := tool.Events().AppendEmpty()
+	choice.SetName("gen_ai.choice")
+	choice.Attributes().PutStr("message", result)
+	redactTrace(t, testConfig(), tool)
+	assertNoSecret(t, "tool span", spanText(tool))
+	if v, _ := call.Attributes().Get("content"); v.Str() != Marker(hashOf(toolArgs)) {
+		t.Errorf("gen_ai.tool.message content = %q, want the arguments' marker", v.Str())
+	}
+	if v, _ := choice.Attributes().Get("message"); v.Str() != Marker(hashOf(result)) {
+		t.Errorf("gen_ai.choice message = %q, want the result's marker", v.Str())
+	}
+}
+
+// TestMarkersAreNotMarkedAgain: a message that already carries a marker (redacted by a
+// first tier of collectors) keeps it, hash and all, when it is redacted again.
+func TestMarkersAreNotMarkedAgain(t *testing.T) {
+	marked := Marker(hashOf(toolArgs))
+	doc := `[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"charge_card","arguments":"` + marked + `"}]}]`
+	model := ptrace.NewSpan()
+	model.Attributes().PutStr("gen_ai.output.messages", doc)
+	ev := model.Events().AppendEmpty()
+	ev.SetName("gen_ai.tool.message")
+	ev.Attributes().PutStr("role", "tool")
+	ev.Attributes().PutStr("content", marked)
+	redactTrace(t, testConfig(), toolSpan(), model)
+	if v, _ := model.Attributes().Get("gen_ai.output.messages"); v.Str() != doc {
+		t.Errorf("message = %q, want it as it was", v.Str())
+	}
+	if v, _ := ev.Attributes().Get("content"); v.Str() != marked {
+		t.Errorf("event content = %q, want %q", v.Str(), marked)
+	}
+}
+
 func TestScrubbingFindsUnlistedCopies(t *testing.T) {
 	send := ptrace.NewSpan()
 	send.SetName("POST /v1/customers/" + email)

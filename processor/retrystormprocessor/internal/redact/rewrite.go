@@ -107,6 +107,20 @@ func holdsToolWord(s string) bool {
 
 var toolWords = [...]string{"ool", "OOL", "unction", "UNCTION", "ython", "YTHON"}
 
+// isMarker reports whether s is a marker: "[redacted:" and a lowercase hex hash, then "]".
+func isMarker(s string) bool {
+	const prefix = "[redacted:"
+	if len(s) < len(prefix)+2 || s[:len(prefix)] != prefix || s[len(s)-1] != ']' {
+		return false
+	}
+	for _, c := range []byte(s[len(prefix) : len(s)-1]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // marker is a marker as an attribute holds it (plain) and as a JSON string (quoted).
 type marker struct{ plain, quoted string }
 
@@ -186,8 +200,8 @@ func (w *rewriter) value(v pcommon.Value, parentKey string, inList bool, ctx con
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
 		s := v.Str()
-		if !payload.LooksLikeJSONContainer(s) {
-			return true
+		if !payload.LooksLikeJSONContainer(s) || isMarker(s) {
+			return true // text, or a marker ToolSpan wrote (it starts with a bracket)
 		}
 		out, ok := w.document(s, parentKey, inList, ctx, depth+1)
 		if !ok {
@@ -217,6 +231,8 @@ func (w *rewriter) object(m pcommon.Map, parentKey string, inList bool, ctx cont
 	for key, v := range m.All() {
 		marker, text := w.replacement(p, ctx, key, v.Type() == pcommon.ValueTypeStr)
 		switch {
+		case marker && v.Type() == pcommon.ValueTypeStr && isMarker(v.Str()):
+			continue // marked already (by ToolSpan, or by an earlier collector): its hash stays
 		case marker:
 			v.SetStr(w.markValue(v))
 			w.replaced++
