@@ -33,9 +33,11 @@ type Lists struct {
 	// traceloop.entity.input#arguments, traceloop.entity.input#args,
 	// request#params.arguments, tool_input, event:gen_ai.tool.message:content].
 	Arguments []string `mapstructure:"arguments"`
-	// Result: default [gen_ai.tool.call.result, ai.toolCall.result, output.value,
-	// traceloop.entity.output, response#result, tool_response,
-	// event:gen_ai.choice:message].
+	// Result: default [gen_ai.tool.call.result, ai.toolCall.result,
+	// output.value#output.kwargs.content, output.value,
+	// traceloop.entity.output#kwargs.content, traceloop.entity.output, response#result,
+	// tool_response, event:gen_ai.choice:message]. LangChain's ToolMessage is read for its
+	// content where there is one.
 	Result []string `mapstructure:"result"`
 	// ArgsHash: a hash the span already carries. Default [args_hash].
 	ArgsHash []string `mapstructure:"args_hash"`
@@ -76,8 +78,8 @@ func Defaults() Lists {
 		Arguments: []string{"gen_ai.tool.call.arguments", "ai.toolCall.args", "input.value",
 			"traceloop.entity.input#arguments", "traceloop.entity.input#args", "request#params.arguments", "tool_input",
 			"event:gen_ai.tool.message:content"},
-		Result: []string{"gen_ai.tool.call.result", "ai.toolCall.result", "output.value",
-			"traceloop.entity.output", "response#result", "tool_response", "event:gen_ai.choice:message"},
+		Result: []string{"gen_ai.tool.call.result", "ai.toolCall.result", "output.value#output.kwargs.content", "output.value",
+			"traceloop.entity.output#kwargs.content", "traceloop.entity.output", "response#result", "tool_response", "event:gen_ai.choice:message"},
 		ArgsHash:       []string{"args_hash"},
 		ResultHash:     []string{"result_hash"},
 		IdempotencyKey: []string{"idempotency_key", "idempotency.key", "http.request.header.idempotency-key"},

@@ -343,7 +343,11 @@ func (sc *scan) member(p part, ctx context, key string, i, strEnd, depth int) (i
 			end, ok = valueEnd(s, i)
 		}
 		if ok {
-			g.addRaw(s[i:end], depth)
+			raw := s[i:end]
+			if from, to, typed := typedOutputValue(raw); marker && !isString && typed {
+				raw = raw[from:to] // its type is no payload
+			}
+			g.addRaw(raw, depth)
 			if marker {
 				sc.w.gathered++
 				return end, true
@@ -361,11 +365,17 @@ func (sc *scan) member(p part, ctx context, key string, i, strEnd, depth int) (i
 		if !isString {
 			end, ok = valueEnd(s, i)
 		}
-		if ok {
-			sc.w.replaced++
-			sc.edit(i, end, sc.w.markJSON(s[i:end]).quoted)
+		if !ok {
+			return end, ok
 		}
-		return end, ok
+		sc.w.replaced++
+		from, to := i, end
+		if from2, to2, typed := typedOutputValue(s[i:end]); !isString && typed {
+			// A typed output keeps its type; its value is what the tool returned.
+			from, to = i+from2, i+to2
+		}
+		sc.edit(from, to, sc.w.markJSON(s[from:to]).quoted)
+		return end, true
 	case text && isString:
 		sc.w.replaced++
 		sc.edit(i, strEnd, `"`+Scrubbed+`"`)

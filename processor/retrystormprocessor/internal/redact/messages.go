@@ -168,6 +168,56 @@ func classify(f *facts, parentKey string, inList bool) part {
 	return partOther
 }
 
+// typedOutputTypes are the types of the Vercel AI SDK's typed tool output
+// ({"type":"json","value":…}, LanguageModelV2ToolResultOutput), which its prompt messages
+// put in a tool-result part's output: the value is what the tool returned.
+var typedOutputTypes = set("json", "text", "error-json", "error-text", "content")
+
+// typedOutputValue returns where the value of a typed tool output sits in raw, a JSON
+// object that is one: exactly the members "type" (one of typedOutputTypes) and "value".
+func typedOutputValue(raw string) (from, to int, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return 0, 0, false
+	}
+	typed := false
+	from = -1
+	for n := 0; ; n++ {
+		if n == 2 {
+			return 0, 0, false
+		}
+		keyEnd, ok := stringEnd(raw, skipSpace(raw, i+1))
+		if !ok {
+			return 0, 0, false
+		}
+		key, _ := unquote(raw[skipSpace(raw, i+1):keyEnd])
+		j := skipSpace(raw, keyEnd)
+		if j >= len(raw) || raw[j] != ':' {
+			return 0, 0, false
+		}
+		start := skipSpace(raw, j+1)
+		end, ok := valueEnd(raw, start)
+		if !ok {
+			return 0, 0, false
+		}
+		switch key {
+		case "type":
+			t, ok := unquote(raw[start:end])
+			typed = ok && typedOutputTypes[t]
+		case "value":
+			from, to = start, end
+		default:
+			return 0, 0, false
+		}
+		if i = skipSpace(raw, end); i < len(raw) && raw[i] == '}' {
+			return from, to, typed && from >= 0 && n == 1
+		}
+		if i >= len(raw) || raw[i] != ',' {
+			return 0, 0, false
+		}
+	}
+}
+
 // context is what the enclosing objects say about the values below them.
 type context uint8
 

@@ -491,3 +491,26 @@ func TestMessageShapedPayloadHuntsContentNotStructure(t *testing.T) {
 		})
 	}
 }
+
+// TestTypedToolOutputKeepsItsType: the Vercel AI SDK's prompt messages wrap a tool result
+// in a typed output ({"type":"json","value":…}); the value is marked with the result's
+// hash, the type stays, and a wrapper of another shape is marked whole.
+func TestTypedToolOutputKeepsItsType(t *testing.T) {
+	for _, tc := range []struct{ name, output, want string }{
+		{"json", `{"type":"json","value":` + toolResult + `}`, `{"type":"json","value":"` + Marker(hashOf(toolResult)) + `"}`},
+		{"value first", `{"value":` + toolResult + `,"type":"error-json"}`, `{"value":"` + Marker(hashOf(toolResult)) + `","type":"error-json"}`},
+		{"not a typed output", `{"type":"json","value":` + toolResult + `,"extra":1}`, `"` + Marker(hashOf(`{"type":"json","value":`+toolResult+`,"extra":1}`)) + `"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := `[{"role":"tool","content":[{"type":"tool-result","toolCallId":"c1","toolName":"charge_card","output":` + tc.output + `}]}]`
+			model := ptrace.NewSpan()
+			model.Attributes().PutStr("ai.prompt.messages", doc)
+			redactTrace(t, testConfig(), toolSpan(), model)
+			v, _ := model.Attributes().Get("ai.prompt.messages")
+			want := `[{"role":"tool","content":[{"type":"tool-result","toolCallId":"c1","toolName":"charge_card","output":` + tc.want + `}]}]`
+			if v.Str() != want {
+				t.Errorf("got  %s\nwant %s", v.Str(), want)
+			}
+		})
+	}
+}
