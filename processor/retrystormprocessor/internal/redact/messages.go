@@ -71,7 +71,7 @@ func roleOf(key string) keyRole {
 		return argKey
 	case "content":
 		return resultKey | textKey
-	case "response", "result", "output", "error", "results":
+	case "response", "result", "output", "error", "results", "artifact":
 		return resultKey
 	case "text":
 		return textKey
@@ -231,7 +231,9 @@ const (
 // marker carrying its hash (a tool payload), or by Scrubbed (text, when text is not kept).
 // isString says whether the member's value is a string.
 func (w *rewriter) replacement(p part, ctx context, key string, isString bool) (marker bool, text bool) {
-	if p == partToolMessage && key == "content" && isString {
+	if p == partToolMessage && (key == "content" && isString || key == "artifact") {
+		// A tool message's artifact is the raw output a LangChain tool returns beside its
+		// content (response_format "content_and_artifact").
 		return true, false
 	}
 	switch r := roleOf(key); {

@@ -453,12 +453,15 @@ func TestMessageShapedPayloadHuntsContentNotStructure(t *testing.T) {
 	toolMessage := `{"output":{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],` +
 		`"kwargs":{"status":"success","content":"{\"card_token\":\"` + token + `\"}","tool_call_id":"call_lookup_00042","name":"lookup_customer"}}}`
 	subAgent := `[{"role":"assistant","content":"the IBAN on file is ` + iban + `","tool_calls":[{"id":"call_sub_000007","type":"function","function":{"name":"find_account","arguments":"{\"email\":\"` + email + `\"}"}}]}]`
+	withArtifact := `{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],` +
+		`"kwargs":{"content":"found 1 account","artifact":{"iban":"` + iban + `"},"tool_call_id":"call_lookup_00043","name":"lookup_customer"}}`
 	plain := `{"status":"constructor_ok","ref":"langchain_core_v1"}`
 	for _, tc := range []struct {
 		name, payload string
 		hunted, kept  []string
 	}{
 		{"serialized ToolMessage", toolMessage, []string{token}, []string{"constructor", "langchain_core", "ToolMessage", "call_lookup_00042"}},
+		{"ToolMessage with an artifact", withArtifact, []string{iban}, []string{"ToolMessage", "call_lookup_00043"}},
 		{"messages with text", subAgent, []string{"the IBAN on file is " + iban, email}, []string{"call_sub_000007", "assistant"}},
 		{"no message structure", plain, []string{"constructor_ok", "langchain_core_v1"}, nil},
 	} {
@@ -512,5 +515,23 @@ func TestTypedToolOutputKeepsItsType(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", v.Str(), want)
 			}
 		})
+	}
+}
+
+// TestToolMessageArtifactIsMarked: a LangChain tool's artifact (the raw output it returns
+// beside its content) is a payload in every message copy, wherever it sits in the message.
+func TestToolMessageArtifactIsMarked(t *testing.T) {
+	artifact := `{"iban":"` + iban + `"}`
+	for _, doc := range []string{
+		`{"messages":[{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],"kwargs":{"content":"found 1 account","artifact":` + artifact + `,"tool_call_id":"call_1","name":"lookup_customer"}}]}`,
+		`{"messages":[{"role":"tool","tool_call_id":"call_1","artifact":` + artifact + `,"content":"found 1 account"}]}`,
+	} {
+		model := ptrace.NewSpan()
+		model.Attributes().PutStr("input.value", doc)
+		redactTrace(t, testConfig(), toolSpan(), model)
+		v, _ := model.Attributes().Get("input.value")
+		if !strings.Contains(v.Str(), `"artifact":"`+Marker(hashOf(artifact))+`"`) {
+			t.Errorf("artifact not marked: %s", v.Str())
+		}
 	}
 }
