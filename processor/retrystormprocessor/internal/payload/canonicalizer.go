@@ -22,6 +22,10 @@ type canonicalizer struct {
 	members []member
 	// arena holds the decoded strings of the current document that had escapes.
 	arena []byte
+	// sub canonicalizes the JSON an element's string holds (element), decoded into its
+	// inner, without allocating for each.
+	sub   *canonicalizer
+	inner []byte
 }
 
 var errSyntax = errors.New("invalid json")

@@ -3,6 +3,7 @@ package payload
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -65,10 +66,19 @@ func (c *canonicalizer) element(dst, elem []byte) ([]byte, bool) {
 	// An element holding JSON in a string hashes like the same element as a map,
 	// matching CanonicalValue.
 	if tok := out[len(dst):]; len(tok) > 0 && tok[0] == '"' {
-		if inner, ok := unquote(tok); ok && LooksLikeJSONContainer(inner) {
+		// tok is canonical (valid UTF-8, standard escapes): the canonicalizer's string
+		// reader decodes it as encoding/json would, into scratch space of its own.
+		if c.sub == nil {
+			c.sub = &canonicalizer{}
+		}
+		sub := c.sub
+		d := canonicalizer{src: tok, arena: sub.inner[:0]}
+		inner, _, err := d.str()
+		sub.inner = d.arena
+		if err == nil && d.pos == len(tok) && LooksLikeJSONContainer(unsafeString(inner)) {
 			// Written after the string, not over it: a document that turns out invalid
 			// halfway must leave the string intact.
-			if canon, err := canonicalAppend(out, []byte(inner)); err == nil {
+			if canon, err := sub.appendCanonical(out, inner); err == nil {
 				n := copy(canon[len(dst):], canon[len(out):])
 				return canon[:len(dst)+n], true
 			}
@@ -95,8 +105,27 @@ func (c *canonicalizer) stringElement(tok []byte) (string, bool) {
 	return string([]rune(string(b))), true
 }
 
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // rawElement returns the raw bytes of the element at path inside the JSON document doc.
 func rawElement(doc []byte, path []string) ([]byte, bool) {
+	// A document that spells an ASCII last key nowhere, and holds no escape that could
+	// spell it, has no such element (invalid UTF-8 decodes to U+FFFD, never to ASCII): most
+	// documents a path source is tried on (a result that is not LangChain's ToolMessage)
+	// are passed over without being parsed.
+	if len(path) > 0 {
+		last := path[len(path)-1]
+		if isASCII(last) && !strings.Contains(unsafeString(doc), last) && bytes.IndexByte(doc, '\\') < 0 {
+			return nil, false
+		}
+	}
 	for _, p := range path {
 		i := skipSpace(doc, 0)
 		if i >= len(doc) || doc[i] != '{' {

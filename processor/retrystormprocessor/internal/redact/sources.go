@@ -13,14 +13,18 @@ import (
 // inside it (a map or a JSON string) when the source reads one.
 type payloadSource struct {
 	attrsource.Source
-	// flat is key+".", the prefix of flattened forms.
-	flat string
+	// flat is key+".", the prefix of flattened forms; query is the path as gjson reads it.
+	flat, query string
 }
 
 func parseSources(list []string) []payloadSource {
 	out := make([]payloadSource, 0, len(list))
 	for _, src := range attrsource.ParseList(list) {
-		out = append(out, payloadSource{Source: src, flat: src.Key + "."})
+		parts := make([]string, len(src.Path))
+		for i, p := range src.Path {
+			parts[i] = gjson.Escape(p)
+		}
+		out = append(out, payloadSource{Source: src, flat: src.Key + ".", query: strings.Join(parts, ".")})
 	}
 	return out
 }
@@ -52,11 +56,7 @@ func (src payloadSource) read(k string, v pcommon.Value) (pcommon.Value, bool) {
 		}
 		return cur, true
 	case pcommon.ValueTypeStr:
-		parts := make([]string, len(src.Path))
-		for i, p := range src.Path {
-			parts[i] = gjson.Escape(p)
-		}
-		el := gjson.Get(v.Str(), strings.Join(parts, "."))
+		el := gjson.Get(v.Str(), src.query)
 		if !el.Exists() {
 			return pcommon.Value{}, false
 		}

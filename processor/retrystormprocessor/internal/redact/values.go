@@ -276,7 +276,10 @@ func (c *collector) addLeaf(s string) {
 				continue
 			}
 		}
-		sum := maphash.String(hashSeed, f)
+		sum := leaf // the value as it is: its hash is the leaf's
+		if i > 0 {
+			sum = maphash.String(hashSeed, f)
+		}
 		if _, dup := c.seen[sum]; dup {
 			continue
 		}
