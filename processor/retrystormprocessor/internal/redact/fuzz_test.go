@@ -10,7 +10,8 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
 
-// FuzzRedactMessage holds the message rewriting and scrubbing to three rules on any input:
+// FuzzRedactMessage holds the message rewriting and scrubbing to three rules on any input,
+// the document being also the tool's result (read as a message structure when it is one):
 // it never panics; a message attribute that parses still parses afterwards (or, not
 // parsing, is deleted); and a tool argument value found verbatim in it is gone.
 func FuzzRedactMessage(f *testing.F) {
@@ -23,9 +24,14 @@ func FuzzRedactMessage(f *testing.F) {
 	f.Add(`{"broken": "4111111111111111`, "4111111111111111")
 	f.Add(`[{"role":"user","content":"x","n":11111111111}]`, "11111111")
 	f.Add(`[{"role":"user","content":"ab\\"}]`, `ab\`)
+	f.Add(`{"output":{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],"kwargs":{"content":"{\"card\":\"4111111111111111\"}","artifact":{"card":"4111111111111111"},"tool_call_id":"call_1"}}}`, "4111111111111111")
+	f.Add(`[{"role":"tool","content":[{"type":"tool-result","toolCallId":"c1","output":{"type":"json","value":{"card":"4111111111111111"}}}]}]`, "4111111111111111")
 	f.Fuzz(func(t *testing.T, doc, secret string) {
 		tool := ptrace.NewSpan()
 		tool.Attributes().PutEmptyMap("gen_ai.tool.call.arguments").PutStr("v", secret)
+		// The document is also the tool's result: a result that is itself a message
+		// structure is read as one (gatherMessage), any other leaf by leaf.
+		tool.Attributes().PutStr("gen_ai.tool.call.result", doc)
 		model := ptrace.NewSpan()
 		model.Attributes().PutStr("gen_ai.input.messages", doc)
 		model.Attributes().PutStr("other", doc)
