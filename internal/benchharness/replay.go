@@ -69,7 +69,7 @@ func replay(ctx context.Context, w *Workload, endpoint string, traces int, rate 
 			var resp []byte
 			for i := range work {
 				b := w.batches[i]
-				req := w.store.bytes(b.off, b.n)
+				req := w.store.bytes(b)
 				if err := conn.Invoke(ctx, exportMethod, &req, &resp, grpc.ForceCodec(rawCodec{})); err != nil {
 					mu.Lock()
 					errs = append(errs, fmt.Errorf("export request %d: %w", i, err))

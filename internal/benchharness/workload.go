@@ -42,20 +42,21 @@ type Workload struct {
 	batchSpans []int
 }
 
-type encodedBatch struct{ off, n int }
+// encodedBatch is where one encoded request is held in the arena.
+type encodedBatch struct{ chunk, off, n int }
 
 // NewWorkload generates the traces and encodes them as requests. Inside a request, spans
 // come in the order an SDK's batch span processor queues them: trace after trace, children
 // before their parent (the root last), grouped under one resource and one scope per
-// instrumentation scope.
+// instrumentation scope. Traces are generated, cut and encoded one at a time, and each
+// request goes to the arena as it is encoded: a workload of gigabytes (the replay drive's)
+// is held once, outside the heap.
 func NewWorkload(cfg WorkloadConfig) (*Workload, error) {
 	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: cfg.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("generate workload: %w", err)
 	}
-	planned := gen.Generate(cfg.Traces)
-	w := &Workload{index: make(map[pcommon.TraceID]int, len(planned))}
-	var encoded [][]byte
+	w := &Workload{index: make(map[pcommon.TraceID]int, cfg.Traces+1), store: &arena{}}
 	b := newBatcher(cfg.BatchSpans)
 	flush := func() error {
 		td, n := b.take()
@@ -66,12 +67,22 @@ func NewWorkload(cfg WorkloadConfig) (*Workload, error) {
 		if err != nil {
 			return fmt.Errorf("encode workload request: %w", err)
 		}
-		encoded = append(encoded, raw)
+		at, err := w.store.add(raw)
+		if err != nil {
+			return err
+		}
+		w.batches = append(w.batches, at)
 		w.batchSpans = append(w.batchSpans, n)
 		return nil
 	}
-	for i := range planned {
-		tr := &planned[i]
+	fail := func(err error) (*Workload, error) {
+		_ = w.store.close()
+		return nil, err
+	}
+	// As Generator.Generate draws them: cfg.Traces, and the rest of a stale_cache group.
+	for len(w.traces) < cfg.Traces || gen.Pending() {
+		planned := gen.Next()
+		tr := &planned
 		id := pcommon.TraceID(tr.ID)
 		w.index[id] = len(w.traces)
 		spans := exportOrder(tr, cfg.Rootless)
@@ -81,31 +92,21 @@ func NewWorkload(cfg WorkloadConfig) (*Workload, error) {
 		for _, k := range spans {
 			if b.full() {
 				if err := flush(); err != nil {
-					return nil, err
+					return fail(err)
 				}
 			}
 			b.add(rs.Resource(), tr.Scope, src.At(k))
 		}
-		w.traces = append(w.traces, traceInfo{spans: len(spans), lastBatch: len(encoded)})
+		w.traces = append(w.traces, traceInfo{spans: len(spans), lastBatch: len(w.batches)})
 		w.spans += len(spans)
 		if cfg.BatchSpans == 0 {
 			if err := flush(); err != nil {
-				return nil, err
+				return fail(err)
 			}
 		}
 	}
 	if err := flush(); err != nil {
-		return nil, err
-	}
-	store, err := newArena(encoded)
-	if err != nil {
-		return nil, err
-	}
-	w.store = store
-	off := 0
-	for _, raw := range encoded {
-		w.batches = append(w.batches, encodedBatch{off: off, n: len(raw)})
-		off += len(raw)
+		return fail(err)
 	}
 	return w, nil
 }
@@ -131,7 +132,7 @@ func (w *Workload) EncodedBytes() int { return w.store.size() }
 // Batch decodes request i into fresh pdata the caller owns.
 func (w *Workload) Batch(i int) (ptrace.Traces, error) {
 	b := w.batches[i]
-	td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(w.store.bytes(b.off, b.n))
+	td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(w.store.bytes(b))
 	if err != nil {
 		return td, fmt.Errorf("decode workload request %d: %w", i, err)
 	}
