@@ -92,15 +92,7 @@ func BenchmarkScrubText(b *testing.B) {
 			vb := r.Values()
 			vb.Add(tools[0])
 			vals := vb.Done(&Stats{})
-			vals.Scrub("") // the index is built on the first scan
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, s := range texts {
-					vals.Scrub(s)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(size), "ns/B")
+			benchScan(b, vals, texts, size)
 		})
 	}
 }
@@ -132,7 +124,6 @@ func BenchmarkScrubPrefixes(b *testing.B) {
 				}
 				vals := &Values{}
 				c.build(vals)
-				vals.Scrub("") // the index is built on the first scan
 				var texts []string
 				size := 0
 				for i := range 2000 {
@@ -142,17 +133,23 @@ func BenchmarkScrubPrefixes(b *testing.B) {
 					texts = append(texts, line)
 					size += len(line)
 				}
-				b.SetBytes(int64(size))
-				b.ReportAllocs()
-				for b.Loop() {
-					for _, s := range texts {
-						vals.Scrub(s)
-					}
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(size), "ns/B")
+				benchScan(b, vals, texts, size)
 			})
 		}
 	}
+}
+
+// benchScan times scrubbing texts, size bytes in all, of vals, its index built first.
+func benchScan(b *testing.B, vals *Values, texts []string, size int) {
+	vals.Scrub("") // the index is built on the first scan
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range texts {
+			vals.Scrub(s)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(size), "ns/B")
 }
 
 // valuesPerRow are the payload values of one row of searchResult.

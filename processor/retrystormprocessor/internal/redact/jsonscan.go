@@ -336,46 +336,28 @@ func (sc *scan) member(p part, ctx context, key string, i, strEnd, depth int) (i
 		}
 	}
 	marker, text := sc.w.replacement(p, ctx, key, isString)
-	if g := sc.w.gather; g != nil && (marker || isString && roleOf(key)&textKey != 0) && !(isString && isMarker(s[i+1:strEnd-1])) {
-		// Gathering a payload's values: what is marked or is text is hunted whole.
-		end, ok := strEnd, true
-		if !isString {
-			end, ok = valueEnd(s, i)
-		}
-		if ok {
-			raw := s[i:end]
-			if from, to, typed := typedOutputValue(raw); marker && !isString && typed {
-				raw = raw[from:to] // its type is no payload
-			}
-			g.addRaw(raw, depth)
-			if marker {
-				sc.w.gathered++
-				return end, true
-			}
-		}
+	if marker && isString && isMarker(s[i+1:strEnd-1]) {
+		return strEnd, true // marked already (by an earlier collector): its hash stays
+	}
+	if marker {
+		end, from, to, ok := sc.markedPart(i, strEnd, isString)
 		if !ok {
 			return 0, false
 		}
-	}
-	switch {
-	case marker && isString && isMarker(s[i+1:strEnd-1]):
-		return strEnd, true // marked already (by an earlier collector): its hash stays
-	case marker:
-		end, ok := strEnd, true
-		if !isString {
-			end, ok = valueEnd(s, i)
-		}
-		if !ok {
-			return end, ok
+		if g := sc.w.gather; g != nil {
+			// Gathering a payload's values: what a marker stands for is hunted whole.
+			g.addRaw(s[from:to], depth)
+			sc.w.gathered++
+			return end, true
 		}
 		sc.w.replaced++
-		from, to := i, end
-		if from2, to2, typed := typedOutputValue(s[i:end]); !isString && typed {
-			// A typed output keeps its type; its value is what the tool returned.
-			from, to = i+from2, i+to2
-		}
 		sc.edit(from, to, sc.w.markJSON(s[from:to]).quoted)
 		return end, true
+	}
+	if g := sc.w.gather; g != nil && isString && roleOf(key)&textKey != 0 && !isMarker(s[i+1:strEnd-1]) {
+		g.addRaw(s[i:strEnd], depth) // text is hunted whole, then read on
+	}
+	switch {
 	case text && isString:
 		sc.w.replaced++
 		sc.edit(i, strEnd, `"`+Scrubbed+`"`)
@@ -387,6 +369,22 @@ func (sc *scan) member(p part, ctx context, key string, i, strEnd, depth int) (i
 		return strEnd, true
 	}
 	return sc.value(i, key, false, childContext(p, ctx, key), depth+1)
+}
+
+// markedPart returns the end of the value at s[i] (a string ending at strEnd) that a
+// marker replaces, and the part of it the marker stands for: all of it, or the value of a
+// typed output (which keeps its type).
+func (sc *scan) markedPart(i, strEnd int, isString bool) (end, from, to int, ok bool) {
+	if isString {
+		return strEnd, i, strEnd, true
+	}
+	if end, ok = valueEnd(sc.s, i); !ok {
+		return 0, 0, 0, false
+	}
+	if f, t, typed := typedOutputValue(sc.s[i:end]); typed {
+		return end, i + f, i + t, true
+	}
+	return end, i, end, true
 }
 
 // dependsOnPart reports whether the reading of member key, whose value starts at s[i] (a

@@ -49,9 +49,18 @@ func toolSpan() ptrace.Span {
 // its payload deleted, then every span redacted.
 func redactTrace(t *testing.T, cfg Config, tool ptrace.Span, spans ...ptrace.Span) Stats {
 	t.Helper()
+	return redactTraceExcluding(t, cfg, nil, tool, spans...)
+}
+
+// redactTraceExcluding is redactTrace with the trace's tool names, which are not hunted.
+func redactTraceExcluding(t *testing.T, cfg Config, tools []string, tool ptrace.Span, spans ...ptrace.Span) Stats {
+	t.Helper()
 	r := New(cfg, nil)
 	b := r.Values()
 	b.Add(tool)
+	for _, name := range tools {
+		b.Exclude(name)
+	}
 	var st Stats
 	vals := b.Done(&st)
 	r.ToolSpan(tool, &st)
@@ -473,13 +482,7 @@ func TestMessageShapedPayloadHuntsContentNotStructure(t *testing.T) {
 			other.SetName("chat")
 			copied := tc.payload + " " + strings.Join(append(append([]string{}, tc.hunted...), tc.kept...), " ")
 			other.Attributes().PutStr("app.note", copied)
-			r := New(cfg, nil)
-			b := r.Values()
-			b.Add(tool)
-			b.Exclude("lookup_customer")
-			var st Stats
-			vals := b.Done(&st)
-			r.Span(other, vals, &st)
+			redactTraceExcluding(t, cfg, []string{"lookup_customer"}, tool, other)
 			note, _ := other.Attributes().Get("app.note")
 			for _, v := range tc.hunted {
 				if strings.Contains(note.Str(), v) {
