@@ -79,6 +79,44 @@ func TestRedactionOfRealSDKCaptures(t *testing.T) {
 	}
 }
 
+// inPieces returns requests as they are when there are at least n, else their spans cut
+// into n requests in the order they were sent, each under a copy of its resource and scope.
+func inPieces(requests []ptrace.Traces, n int) []ptrace.Traces {
+	if len(requests) >= n {
+		return requests
+	}
+	total := 0
+	for _, td := range requests {
+		total += td.SpanCount()
+	}
+	pieces := make([]ptrace.Traces, n)
+	for i := range pieces {
+		pieces[i] = ptrace.NewTraces()
+	}
+	k := 0
+	for _, td := range requests {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				dst, made := make([]ptrace.SpanSlice, n), make([]bool, n)
+				for _, span := range ss.Spans().All() {
+					p := k * n / total
+					k++
+					if !made[p] {
+						made[p] = true
+						out := pieces[p].ResourceSpans().AppendEmpty()
+						rs.Resource().CopyTo(out.Resource())
+						oss := out.ScopeSpans().AppendEmpty()
+						ss.Scope().CopyTo(oss.Scope())
+						dst[p] = oss.Spans()
+					}
+					span.CopyTo(dst[p].AppendEmpty())
+				}
+			}
+		}
+	}
+	return pieces
+}
+
 // spanTexts is every string of each span of tds (AllStrings of the span alone), by span id.
 func spanTexts(tds []ptrace.Traces) map[pcommon.SpanID]string {
 	out := map[pcommon.SpanID]string{}
@@ -93,15 +131,16 @@ func spanTexts(tds []ptrace.Traces) map[pcommon.SpanID]string {
 }
 
 // TestRedactionOfLateSpansOfRealSDKCaptures decides each capture from all but its last
-// request, then sends the last as late spans of the kept trace: the root that arrives late
-// (the invoke_agent span quotes every tool call and response) is rewritten, and, with every
-// raw value also planted in an attribute nobody lists, scrubbed of the payloads the trace's
-// decision remembered.
+// request (a capture the SDK sent whole is cut in three, in the order it was sent), then
+// sends the last as late spans of the kept trace: what arrives late (the invoke_agent span
+// quotes every tool call and response; a late tool span brings payloads of its own) is
+// rewritten, and, with every raw value also planted in an attribute nobody lists, scrubbed
+// of the payloads the trace's decision remembered.
 func TestRedactionOfLateSpansOfRealSDKCaptures(t *testing.T) {
-	for _, name := range []string{"vercel_ai_v7_simple"} {
+	for _, name := range []string{"vercel_ai_v7_simple", "langchain_openinference", "strands_latest", "mastra"} {
 		t.Run(name, func(t *testing.T) {
 			requests, truth := fixtures.LoadCapture(t, name)
-			require.Greater(t, len(requests), 2, "the capture must arrive in pieces")
+			requests = inPieces(requests, 3)
 			cfg := testConfig()
 			cfg.Sampling.Clean = 100
 			h := newHarness(t, cfg, nil)
