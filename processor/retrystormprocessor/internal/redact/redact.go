@@ -302,12 +302,12 @@ func (r *Redactor) attributes(m pcommon.Map, idem bool, vals *Values, st *Stats)
 			deletes = append(deletes, at)
 			continue
 		case kind&kindMessage != 0:
-			if !r.messageAttr(k, v) {
+			switch r.messageAttr(k, v) {
+			case messageUnparseable:
 				st.Unparseable++
 				deletes = append(deletes, at)
 				continue
-			}
-			if v.Type() == pcommon.ValueTypeStr && payload.LooksLikeJSONContainer(v.Str()) {
+			case messageJSON:
 				// A message structure still parses once scrubbed.
 				if out, n := scrubJSON(v.Str(), vals); n > 0 {
 					v.SetStr(out)
@@ -350,19 +350,46 @@ func (r *Redactor) attributes(m pcommon.Map, idem bool, vals *Values, st *Stats)
 	return n
 }
 
-// messageAttr rewrites message attribute k in place; false when it does not parse (the
-// caller deletes it).
-func (r *Redactor) messageAttr(k string, v pcommon.Value) bool {
-	if v.Type() == pcommon.ValueTypeStr && !payload.LooksLikeJSONContainer(v.Str()) {
-		// Plain text: a prompt or an answer.
-		if !r.rw.keepText && v.Str() != "" {
-			v.SetStr(Scrubbed)
-			r.rw.replaced++
-		}
-		return true
-	}
+// messageRead is what a message attribute turned out to hold.
+type messageRead uint8
+
+const (
+	// messageText: plain text (a prompt, an answer), or a map or list rewritten in place.
+	messageText messageRead = iota
+	// messageJSON: a JSON document, rewritten.
+	messageJSON
+	// messageUnparseable: a JSON document that does not parse (the caller deletes it).
+	messageUnparseable
+)
+
+// messageAttr rewrites message attribute k in place and says what it held.
+func (r *Redactor) messageAttr(k string, v pcommon.Value) messageRead {
 	// The key's last segment names what the value holds (ai.response.toolCalls: calls).
-	return r.rw.value(v, k[strings.LastIndexByte(k, '.')+1:], false, ctxNone, 0)
+	parentKey := k[strings.LastIndexByte(k, '.')+1:]
+	if v.Type() != pcommon.ValueTypeStr {
+		r.rw.value(v, parentKey, false, ctxNone, 0)
+		return messageText
+	}
+	s := v.Str()
+	if payload.LooksLikeJSONContainer(s) && !isMarker(s) {
+		out, ok := r.rw.document(s, parentKey, false, ctxNone, 1)
+		switch {
+		case ok:
+			if out != s {
+				v.SetStr(out)
+			}
+			return messageJSON
+		case holdsJSONMember(s):
+			return messageUnparseable
+		}
+		// Text that starts with a bracket ("[1] Paris is …"): no JSON member, so no message.
+	}
+	// Plain text: a prompt or an answer.
+	if !r.rw.keepText && s != "" {
+		v.SetStr(Scrubbed)
+		r.rw.replaced++
+	}
+	return messageText
 }
 
 // Map scrubs an attribute map (a resource's or a scope's) of vals and returns the

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -211,6 +212,79 @@ func TestUnparseableMessageDeletedAndCounted(t *testing.T) {
 	}
 	if st.Unparseable != 1 {
 		t.Errorf("Unparseable = %d, want 1", st.Unparseable)
+	}
+}
+
+// TestTextThatStartsWithABracketIsText: a model's answer that begins with a bracket
+// ("[1] …", a Markdown link) is text, not a message structure that failed to parse: it is
+// kept (and scrubbed of the payload values it quotes), on a span and in a message event,
+// while a structure cut short is still deleted. With prompt text not kept it is replaced
+// as any text is.
+func TestTextThatStartsWithABracketIsText(t *testing.T) {
+	answer := "[1] The charge to card " + card + " went through."
+	kept := "[1] The charge to card " + Scrubbed + " went through."
+	texts := []string{
+		answer,
+		"[Paris](https://en.wikipedia.org/wiki/Paris) is the capital of France.",
+		`{name} is a placeholder, ["not", "json"] neither`,
+	}
+	for _, keepText := range []bool{true, false} {
+		cfg := testConfig()
+		cfg.KeepPromptText = keepText
+		model := ptrace.NewSpan()
+		for i, text := range texts {
+			model.Attributes().PutStr(fmt.Sprintf("output.value.%d", i), text)
+		}
+		model.Attributes().PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"cut sh`)
+		choice := model.Events().AppendEmpty()
+		choice.SetName("gen_ai.choice")
+		choice.Attributes().PutStr("message", answer)
+		cfg.MessageAttributes = append(cfg.MessageAttributes, "output.value.*")
+		st := redactTrace(t, cfg, toolSpan(), model)
+		assertNoSecret(t, "bracketed text", spanText(model))
+		if _, ok := model.Attributes().Get("gen_ai.output.messages"); ok {
+			t.Error("a message structure cut short was forwarded")
+		}
+		if st.Unparseable != 1 {
+			t.Errorf("keepText=%v: Unparseable = %d, want 1 (the structure cut short only)", keepText, st.Unparseable)
+		}
+		for i, text := range texts {
+			want := text
+			switch {
+			case !keepText:
+				want = Scrubbed
+			case i == 0:
+				want = kept
+			}
+			if v, ok := model.Attributes().Get(fmt.Sprintf("output.value.%d", i)); !ok || v.Str() != want {
+				t.Errorf("keepText=%v: output.value.%d = %q (present %v), want %q", keepText, i, v.Str(), ok, want)
+			}
+		}
+		wantEvent := kept
+		if !keepText {
+			wantEvent = Scrubbed
+		}
+		if v, _ := choice.Attributes().Get("message"); v.Str() != wantEvent {
+			t.Errorf("keepText=%v: the gen_ai.choice message = %q, want %q", keepText, v.Str(), wantEvent)
+		}
+	}
+}
+
+func TestHoldsJSONMember(t *testing.T) {
+	for s, want := range map[string]bool{
+		`[{"role":"user"`:         true,
+		`{"a" : 1`:                true,
+		"[{\"a\"\n:":              true,
+		`[1] Paris`:               false,
+		`[{"ro`:                   false,
+		`["a", "b"`:               false,
+		`{x} says "hi" and "bye"`: false,
+		`he said "no": twice`:     true,
+		``:                        false,
+	} {
+		if got := holdsJSONMember(s); got != want {
+			t.Errorf("holdsJSONMember(%q) = %v, want %v", s, got, want)
+		}
 	}
 }
 

@@ -121,6 +121,24 @@ func isMarker(s string) bool {
 	return true
 }
 
+// holdsJSONMember reports whether s holds a JSON member: a '"' followed, after white
+// space, by ':'. A message structure that does not parse is told from text that starts
+// with a bracket by it.
+func holdsJSONMember(s string) bool {
+	for i := strings.IndexByte(s, '"'); i >= 0; {
+		j := skipSpace(s, i+1)
+		if j < len(s) && s[j] == ':' {
+			return true
+		}
+		k := strings.IndexByte(s[i+1:], '"')
+		if k < 0 {
+			return false
+		}
+		i += 1 + k
+	}
+	return false
+}
+
 // marker is a marker as an attribute holds it (plain) and as a JSON string (quoted).
 type marker struct{ plain, quoted string }
 
@@ -192,7 +210,11 @@ func (w *rewriter) markValue(v pcommon.Value) string {
 func quote(s string) string { return `"` + jsonEscape(s) + `"` }
 
 // value rewrites an attribute value holding a message structure in place. It reports false
-// when the value is a JSON document that does not parse (the caller deletes it).
+// when the value is a JSON document that does not parse (the caller deletes it): a string
+// that starts with a bracket, does not parse, and holds a JSON member (holdsJSONMember).
+// One that holds none is text ("[1] Paris is …", "[Note] …"), left for scrubbing: a
+// message structure cut short by a length limit holds a member once its first name is
+// whole, and before that it holds nothing of a payload.
 func (w *rewriter) value(v pcommon.Value, parentKey string, inList bool, ctx context, depth int) bool {
 	if depth >= maxDepth {
 		return true
@@ -205,7 +227,7 @@ func (w *rewriter) value(v pcommon.Value, parentKey string, inList bool, ctx con
 		}
 		out, ok := w.document(s, parentKey, inList, ctx, depth+1)
 		if !ok {
-			return false
+			return !holdsJSONMember(s) // else text that starts with a bracket ("[1] …")
 		}
 		if out != s {
 			v.SetStr(out)
