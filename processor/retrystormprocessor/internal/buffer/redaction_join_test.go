@@ -21,13 +21,9 @@ import (
 // into another span (a value of the payload found verbatim in a span that is not a tool
 // span), the copy's marker carries the tool span's retrystorm.args.hash or
 // retrystorm.result.hash. Payloads nobody copies (Mastra writes placeholders) need no
-// marker.
-//
-// Known gap, listed so that it stays visible: OpenLLMetry's LangChain tool spans record the
-// arguments as {"args":["<JSON>"]}, an array element no source path can name, so their
-// hash is of the array and the copies' markers (of the JSON) do not join.
+// marker. OpenLLMetry's LangChain tool spans record the arguments as {"args":["<JSON>"]}:
+// the copies of the one string carry the hash of the array.
 func TestMarkersJoinTheirToolSpans(t *testing.T) {
-	knownGaps := map[string]bool{"traceloop.entity.input": true}
 	marker := regexp.MustCompile(`\[redacted:([0-9a-f]{64})\]`)
 	src := attrsource.Defaults()
 	for _, name := range fixtures.CaptureNames() {
@@ -46,9 +42,6 @@ func TestMarkersJoinTheirToolSpans(t *testing.T) {
 					for kind, list := range map[string][]string{"args": src.Arguments, "result": src.Result} {
 						for _, entry := range list {
 							src := attrsource.Parse(entry)
-							if knownGaps[src.Key] {
-								continue
-							}
 							maps := []pcommon.Map{s.Attributes()}
 							if src.Event != "" {
 								maps = maps[:0]

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -271,36 +272,93 @@ func (x *Extractor) toolReport(attrs attrs) string {
 	return ""
 }
 
-// HashedTexts returns the strings an attempt's ArgsHash and ResultHash are the Hasher.Text
-// digests of, "" where there is none: the first argument or result source present, when it
-// is a string read whole (the hash is then its digest), and no hash was given instead.
-// Redaction marks copies of the same text with the same hash without hashing it again.
+// HashedTexts returns the texts whose copies in messages carry an attempt's ArgsHash and
+// ResultHash, "" where there is none or a hash was given instead: the first argument or
+// result source present, when it is a string read whole (the hash is its Hasher.Text
+// digest), a string element read at a path (the same), or an array element holding exactly
+// one string. That last is how an SDK records a call's positional arguments: OpenLLMetry
+// writes a LangChain tool's arguments as {"args":["<JSON>"]}, and the model's tool call
+// that messages copy is the one string, so its copies carry the hash of the array.
+// Redaction marks copies of the text with the hash without hashing it again.
 func (x *Extractor) HashedTexts(a *Attempt) (args, result string) {
 	attrs := spanAttrs(a.Span)
 	if a.ArgsHash != "" {
 		if s, ok := x.firstString(attrs, x.argsHash); !ok || s == "" {
-			args = wholeString(attrs, x.arguments)
+			args = x.copiedText(attrs, x.arguments)
 		}
 	}
 	if a.ResultHash != "" {
 		if s, ok := x.firstString(attrs, x.resultHash); !ok || s == "" {
-			result = wholeString(attrs, x.result)
+			result = x.copiedText(attrs, x.result)
 		}
 	}
 	return args, result
 }
 
-// wholeString is the first present source of srcs when it is a string read whole, else "".
-func wholeString(attrs attrs, srcs []source) string {
+// copiedText is the text copies of the first present source of srcs are of (HashedTexts),
+// "" when it is neither a string nor an array of one string.
+func (x *Extractor) copiedText(attrs attrs, srcs []source) string {
 	for _, src := range srcs {
-		if v, ok := attrs.get(src); ok {
-			if len(src.Path) == 0 && v.Type() == pcommon.ValueTypeStr {
+		v, ok := attrs.get(src)
+		if !ok {
+			continue
+		}
+		if len(src.Path) == 0 {
+			if v.Type() == pcommon.ValueTypeStr {
 				return v.Str()
 			}
 			return ""
 		}
+		// A path source that is absent falls through, as the hash does; one present decides.
+		if s, present := elementText(v, src.Path); present {
+			return s
+		}
 	}
 	return ""
+}
+
+// elementText reads the element at path inside v (a map, or a string holding a JSON
+// object): present says whether there is one; s is its text when it is a string, or the
+// one string of an array of exactly one, else "".
+func elementText(v pcommon.Value, path []string) (s string, present bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		q := make([]string, len(path))
+		for i, p := range path {
+			q[i] = gjson.Escape(p)
+		}
+		el := gjson.Get(v.Str(), strings.Join(q, "."))
+		if !el.Exists() {
+			return "", false
+		}
+		if only := el.Array(); el.IsArray() && len(only) == 1 {
+			el = only[0]
+		}
+		if el.Type == gjson.String {
+			return el.Str, true
+		}
+		return "", true
+	case pcommon.ValueTypeMap:
+		cur := v
+		for _, p := range path {
+			if cur.Type() != pcommon.ValueTypeMap {
+				return "", false
+			}
+			next, ok := cur.Map().Get(p)
+			if !ok {
+				return "", false
+			}
+			cur = next
+		}
+		if cur.Type() == pcommon.ValueTypeSlice && cur.Slice().Len() == 1 {
+			cur = cur.Slice().At(0)
+		}
+		if cur.Type() == pcommon.ValueTypeStr {
+			return cur.Str(), true
+		}
+		return "", true
+	}
+	return "", false
 }
 
 // resultValue is the first present result source's attribute, the payload the isError

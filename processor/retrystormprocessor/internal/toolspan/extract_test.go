@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -339,35 +340,51 @@ func TestInstrumentationShapes(t *testing.T) {
 	})
 }
 
-// TestHashedTextsAreWhatTheHashesDigest: HashedTexts names a payload text only where the
-// attempt's hash is that text's digest: a string read whole, not an element at a path, a
-// map, or a hash the span gave.
-func TestHashedTextsAreWhatTheHashesDigest(t *testing.T) {
+// TestHashedTextsAreWhatCopiesCarry: HashedTexts names the text an SDK copies of a payload
+// into messages, whose copies are marked with the attempt's hash: a string read whole or a
+// string element at a path (the hash is the text's digest), or the one string of an array
+// at a path (OpenLLMetry's LangChain arguments {"args":["<JSON>"]}: the hash is of the
+// array). Not a map, an array of more than one element, or a hash the span gave. An absent
+// path falls through to the next source, as the hash does.
+func TestHashedTextsAreWhatCopiesCarry(t *testing.T) {
 	x := NewExtractor(DefaultConfig(), nil, true)
 	hasher := payload.NewHasher(nil)
+	const callArgs = `{"customer_id":"cus_Xe7Nb4Gu","email":"amara@example.com"}`
+	oneArg, _ := json.Marshal(map[string]any{"args": []string{callArgs}})
+	twoArgs, _ := json.Marshal(map[string]any{"args": []string{callArgs, "second"}})
+	toolMessage := `{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],"kwargs":{"content":"{\"charge_id\":\"ch_1\"}","tool_call_id":"call_1"}}`
 	for _, tc := range []struct {
-		name               string
-		attrs              map[string]any
-		wantArgs, wantRslt bool
+		name  string
+		attrs map[string]any
+		// wantArgs and wantRslt are the texts; digest says each is the Hasher.Text digest.
+		wantArgs, wantRslt string
+		digest             bool
 	}{
-		{"strings read whole", map[string]any{"gen_ai.tool.name": "search", "gen_ai.tool.call.arguments": `{"q":"card 4111 1111"}`, "gen_ai.tool.call.result": `{"hits":[1,2]}`}, true, true},
-		{"an element at a path", map[string]any{"gen_ai.tool.name": "search", "request": `{"params":{"name":"search","arguments":{"q":"x"}}}`, "response": `{"result":{"ok":true}}`}, false, false},
-		{"a map", map[string]any{"gen_ai.tool.name": "search", "gen_ai.tool.call.arguments": map[string]any{"q": "x"}}, false, false},
-		{"hashes given", map[string]any{"gen_ai.tool.name": "search", "gen_ai.tool.call.arguments": `{"q":"x"}`, "args_hash": "given", "gen_ai.tool.call.result": "plain text", "result_hash": "given"}, false, false},
-		{"no payload", map[string]any{"gen_ai.tool.name": "search"}, false, false},
+		{"strings read whole", map[string]any{"gen_ai.tool.name": "search", "gen_ai.tool.call.arguments": `{"q":"card 4111 1111"}`, "gen_ai.tool.call.result": `{"hits":[1,2]}`}, `{"q":"card 4111 1111"}`, `{"hits":[1,2]}`, true},
+		{"a string element at a path", map[string]any{"tool.name": "charge", "output.value": map[string]any{"output": map[string]any{"kwargs": map[string]any{"content": `{"charge_id":"ch_1"}`}}}}, "", `{"charge_id":"ch_1"}`, true},
+		{"a text element at a path", map[string]any{"tool.name": "charge", "output.value": `{"output":{"kwargs":{"content":"charged ch_1 on card 4111"}}}`}, "", "charged ch_1 on card 4111", true},
+		{"a string element in a JSON string document", map[string]any{"traceloop.entity.name": "charge", "traceloop.entity.output": toolMessage}, "", `{"charge_id":"ch_1"}`, true},
+		{"an object element at a path", map[string]any{"gen_ai.tool.name": "search", "request": `{"params":{"name":"search","arguments":{"q":"x"}}}`, "response": `{"result":{"ok":true}}`}, "", "", true},
+		{"the one string of an array", map[string]any{"traceloop.entity.name": "lookup", "traceloop.entity.input": string(oneArg)}, callArgs, "", false},
+		{"an array of two", map[string]any{"traceloop.entity.name": "lookup", "traceloop.entity.input": string(twoArgs)}, "", "", false},
+		{"a map", map[string]any{"gen_ai.tool.name": "search", "gen_ai.tool.call.arguments": map[string]any{"q": "x"}}, "", "", true},
+		{"hashes given", map[string]any{"gen_ai.tool.name": "search", "gen_ai.tool.call.arguments": `{"q":"x"}`, "args_hash": "given", "gen_ai.tool.call.result": "plain text", "result_hash": "given"}, "", "", true},
+		{"no payload", map[string]any{"gen_ai.tool.name": "search"}, "", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			span := newSpan(t, "execute_tool search", map[string]any{"gen_ai.operation.name": "execute_tool"})
 			require.NoError(t, span.Attributes().FromRaw(merged(map[string]any{"gen_ai.operation.name": "execute_tool"}, tc.attrs)))
 			a := x.Extract(span, pcommon.NewResource())
 			args, result := x.HashedTexts(&a)
-			assert.Equal(t, tc.wantArgs, args != "", "args text")
-			assert.Equal(t, tc.wantRslt, result != "", "result text")
+			assert.Equal(t, tc.wantArgs, args, "args text")
+			assert.Equal(t, tc.wantRslt, result, "result text")
 			if args != "" {
-				assert.Equal(t, a.ArgsHash, hasher.Text(args))
+				require.NotEmpty(t, a.ArgsHash)
+				assert.Equal(t, tc.digest, a.ArgsHash == hasher.Text(args), "args hash is the text's digest")
 			}
 			if result != "" {
-				assert.Equal(t, a.ResultHash, hasher.Text(result))
+				require.NotEmpty(t, a.ResultHash)
+				assert.Equal(t, tc.digest, a.ResultHash == hasher.Text(result), "result hash is the text's digest")
 			}
 		})
 	}
