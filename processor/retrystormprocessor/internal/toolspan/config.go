@@ -5,6 +5,9 @@ package toolspan // import "github.com/retrystorm/retrystorm/processor/retrystor
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 )
@@ -131,12 +134,18 @@ type source struct {
 	attrsource.Source
 	// id is the key's slot in the Extractor's attribute index.
 	id int32
+	// query is Path as a gjson path ("" without one).
+	query string
 }
 
 func parseSources(list []string) []source {
 	out := make([]source, 0, len(list))
 	for _, src := range attrsource.ParseList(list) {
-		out = append(out, source{Source: src})
+		q := make([]string, len(src.Path))
+		for i, p := range src.Path {
+			q[i] = gjson.Escape(p)
+		}
+		out = append(out, source{Source: src, query: strings.Join(q, ".")})
 	}
 	return out
 }

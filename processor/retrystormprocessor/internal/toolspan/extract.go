@@ -310,24 +310,20 @@ func (x *Extractor) copiedText(attrs attrs, srcs []source) string {
 			return ""
 		}
 		// A path source that is absent falls through, as the hash does; one present decides.
-		if s, present := elementText(v, src.Path); present {
+		if s, present := elementText(v, src); present {
 			return s
 		}
 	}
 	return ""
 }
 
-// elementText reads the element at path inside v (a map, or a string holding a JSON
+// elementText reads the element at src's path inside v (a map, or a string holding a JSON
 // object): present says whether there is one; s is its text when it is a string, or the
 // one string of an array of exactly one, else "".
-func elementText(v pcommon.Value, path []string) (s string, present bool) {
+func elementText(v pcommon.Value, src source) (s string, present bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		q := make([]string, len(path))
-		for i, p := range path {
-			q[i] = gjson.Escape(p)
-		}
-		el := gjson.Get(v.Str(), strings.Join(q, "."))
+		el := gjson.Get(v.Str(), src.query)
 		if !el.Exists() {
 			return "", false
 		}
@@ -340,7 +336,7 @@ func elementText(v pcommon.Value, path []string) (s string, present bool) {
 		return "", true
 	case pcommon.ValueTypeMap:
 		cur := v
-		for _, p := range path {
+		for _, p := range src.Path {
 			if cur.Type() != pcommon.ValueTypeMap {
 				return "", false
 			}
