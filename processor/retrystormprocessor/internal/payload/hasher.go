@@ -159,6 +159,66 @@ func (x *Hasher) StringAt(v pcommon.Value, path []string) (string, bool) {
 	return unquote(b)
 }
 
+// CopiedText reads the element at path inside v as ValuePath reads it and returns the text
+// an SDK copies of it into messages: the element's string, decoded, when it is one, or the
+// one string of a list of exactly one (OpenLLMetry records a LangChain tool's arguments as
+// {"args":["<JSON>"]}); "" for anything else. present reports whether ValuePath finds the
+// element at all, so a caller falls through to its next source exactly where the hash does.
+func (x *Hasher) CopiedText(v pcommon.Value, path []string) (text string, present bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		if len(path) == 0 || !LooksLikeJSONContainer(v.Str()) {
+			return "", false
+		}
+		elem, ok := rawElement(stringBytes(v.Str()), path)
+		if !ok {
+			return "", false
+		}
+		b, ok := x.c.element(x.scratch[:0], elem)
+		x.scratch = b
+		if !ok {
+			return "", false
+		}
+		tok := elem
+		if elem[0] == '[' {
+			i := skipSpace(elem, 1)
+			end, ok := 0, false
+			if i < len(elem) && elem[i] == '"' {
+				end, ok = skipString(elem, i)
+			}
+			if !ok || skipSpace(elem, end) != len(elem)-1 {
+				return "", true // not a list of one string (elem ends with its ']')
+			}
+			tok = elem[i:end]
+		}
+		if tok[0] != '"' {
+			return "", true
+		}
+		s, _ := Unquote(unsafeString(tok))
+		return s, true
+	case pcommon.ValueTypeMap:
+		cur := v
+		for _, p := range path {
+			if cur.Type() != pcommon.ValueTypeMap {
+				return "", false
+			}
+			next, ok := cur.Map().Get(p)
+			if !ok {
+				return "", false
+			}
+			cur = next
+		}
+		if cur.Type() == pcommon.ValueTypeSlice && cur.Slice().Len() == 1 {
+			cur = cur.Slice().At(0)
+		}
+		if cur.Type() == pcommon.ValueTypeStr {
+			return cur.Str(), true
+		}
+		return "", true
+	}
+	return "", false
+}
+
 // printSeed seeds the fingerprints. They live only in this process's memory, so a seed
 // per process is enough.
 var printSeed = maphash.MakeSeed()

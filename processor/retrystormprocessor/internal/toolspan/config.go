@@ -5,9 +5,6 @@ package toolspan // import "github.com/retrystorm/retrystorm/processor/retrystor
 import (
 	"errors"
 	"fmt"
-	"strings"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 )
@@ -134,18 +131,12 @@ type source struct {
 	attrsource.Source
 	// id is the key's slot in the Extractor's attribute index.
 	id int32
-	// query is Path as a gjson path ("" without one).
-	query string
 }
 
 func parseSources(list []string) []source {
 	out := make([]source, 0, len(list))
 	for _, src := range attrsource.ParseList(list) {
-		q := make([]string, len(src.Path))
-		for i, p := range src.Path {
-			q[i] = gjson.Escape(p)
-		}
-		out = append(out, source{Source: src, query: strings.Join(q, ".")})
+		out = append(out, source{Source: src})
 	}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -310,51 +309,11 @@ func (x *Extractor) copiedText(attrs attrs, srcs []source) string {
 			return ""
 		}
 		// A path source that is absent falls through, as the hash does; one present decides.
-		if s, present := elementText(v, src); present {
+		if s, present := x.hasher.CopiedText(v, src.Path); present {
 			return s
 		}
 	}
 	return ""
-}
-
-// elementText reads the element at src's path inside v (a map, or a string holding a JSON
-// object): present says whether there is one; s is its text when it is a string, or the
-// one string of an array of exactly one, else "".
-func elementText(v pcommon.Value, src source) (s string, present bool) {
-	switch v.Type() {
-	case pcommon.ValueTypeStr:
-		el := gjson.Get(v.Str(), src.query)
-		if !el.Exists() {
-			return "", false
-		}
-		if only := el.Array(); el.IsArray() && len(only) == 1 {
-			el = only[0]
-		}
-		if el.Type == gjson.String {
-			return el.Str, true
-		}
-		return "", true
-	case pcommon.ValueTypeMap:
-		cur := v
-		for _, p := range src.Path {
-			if cur.Type() != pcommon.ValueTypeMap {
-				return "", false
-			}
-			next, ok := cur.Map().Get(p)
-			if !ok {
-				return "", false
-			}
-			cur = next
-		}
-		if cur.Type() == pcommon.ValueTypeSlice && cur.Slice().Len() == 1 {
-			cur = cur.Slice().At(0)
-		}
-		if cur.Type() == pcommon.ValueTypeStr {
-			return cur.Str(), true
-		}
-		return "", true
-	}
-	return "", false
 }
 
 // resultValue is the first present result source's attribute, the payload the isError

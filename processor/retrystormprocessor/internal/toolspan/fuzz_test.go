@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
 
 // typed puts s at key as the value it spells: a JSON document as a map, slice or scalar,
@@ -129,6 +130,44 @@ func FuzzExtract(f *testing.F) {
 		}
 		if s := ReadSend(send); s.Number < 0 {
 			t.Fatalf("send number %d", s.Number)
+		}
+	})
+}
+
+// FuzzHashedTexts holds HashedTexts to its promise on spans whose payloads are read at a
+// path (OpenLLMetry's traceloop.entity.input#args and #kwargs.content, MCP's request and
+// response): the text it names for the markers of copies is what the attempt's hash
+// digests, or the one string of the list the hash digests.
+func FuzzHashedTexts(f *testing.F) {
+	f.Add(`{"args":["{\"customer_id\":\"cus_1\",\"email\":\"a\u00e9@example.com\"}"]}`,
+		`{"lc":1,"kwargs":{"content":"charged \ud83d\ude00 ok","status":"success"}}`)
+	f.Add(`{"args":["one","two"]}`, `{"kwargs":{"content":["only"]}}`)
+	f.Add(`{"arguments":"{\"card\":\"4111\"}"}`, `{"kwargs":{"content":"\ud800 \u0000 x"}}`)
+	f.Add(`{"args":[["nested"]]}`, "{\"kwargs\":{\"content\":\"\xff\xfe\"}}")
+	f.Fuzz(func(t *testing.T, args, result string) {
+		x := NewExtractor(DefaultConfig(), nil, true)
+		hasher := payload.NewHasher(nil)
+		for _, attrs := range []map[string]string{
+			{"traceloop.entity.input": args, "traceloop.entity.output": result},
+			{"request": `{"params":{"name":"t","arguments":` + args + `}}`, "response": `{"result":` + result + `}`},
+		} {
+			span := ptrace.NewSpan()
+			span.Attributes().PutStr("gen_ai.operation.name", "execute_tool")
+			span.Attributes().PutStr("gen_ai.tool.name", "t")
+			for k, v := range attrs {
+				span.Attributes().PutStr(k, v)
+			}
+			a := x.Extract(span, pcommon.NewResource())
+			argsText, resultText := x.HashedTexts(&a)
+			for _, c := range [...]struct{ text, hash string }{{argsText, a.ArgsHash}, {resultText, a.ResultHash}} {
+				if c.text == "" {
+					continue
+				}
+				list, _ := json.Marshal([]string{c.text})
+				if hasher.Text(c.text) != c.hash && hasher.Text(string(list)) != c.hash {
+					t.Fatalf("HashedTexts names %q for hash %s, which digests neither it nor a list of it", c.text, c.hash)
+				}
+			}
 		}
 	})
 }
