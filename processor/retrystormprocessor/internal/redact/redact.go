@@ -350,19 +350,8 @@ func (r *Redactor) attributes(m pcommon.Map, idem bool, vals *Values, st *Stats)
 	return n
 }
 
-// messageRead is what a message attribute turned out to hold.
-type messageRead uint8
-
-const (
-	// messageText: plain text (a prompt, an answer), or a map or list rewritten in place.
-	messageText messageRead = iota
-	// messageJSON: a JSON document, rewritten.
-	messageJSON
-	// messageUnparseable: a JSON document that does not parse (the caller deletes it).
-	messageUnparseable
-)
-
-// messageAttr rewrites message attribute k in place and says what it held.
+// messageAttr rewrites message attribute k in place and says what it held: a map or a
+// list is rewritten in place and reads as text, left for scrubbing.
 func (r *Redactor) messageAttr(k string, v pcommon.Value) messageRead {
 	// The key's last segment names what the value holds (ai.response.toolCalls: calls).
 	parentKey := k[strings.LastIndexByte(k, '.')+1:]
@@ -370,114 +359,13 @@ func (r *Redactor) messageAttr(k string, v pcommon.Value) messageRead {
 		r.rw.value(v, parentKey, false, ctxNone, 0)
 		return messageText
 	}
-	s := v.Str()
-	if payload.LooksLikeJSONContainer(s) && !isMarker(s) {
-		out, ok := r.rw.document(s, parentKey, false, ctxNone, 1)
-		switch {
-		case ok:
-			if out != s {
-				v.SetStr(out)
-			}
-			return messageJSON
-		case holdsJSONMember(s):
-			return messageUnparseable
-		}
-		// Text that starts with a bracket ("[1] Paris is …"): no JSON member, so no message.
-	}
-	// Plain text: a prompt or an answer.
-	if !r.rw.keepText && s != "" {
+	read := r.rw.str(v, parentKey, false, ctxNone, 0)
+	if read == messageText && !r.rw.keepText && v.Str() != "" {
+		// Plain text: a prompt or an answer.
 		v.SetStr(Scrubbed)
 		r.rw.replaced++
 	}
-	return messageText
-}
-
-// Map scrubs an attribute map (a resource's or a scope's) of vals and returns the
-// replacements made.
-func (r *Redactor) Map(m pcommon.Map, vals *Values) int { return scrubMap(m, vals) }
-
-// Holds reports whether a string of m holds one of vals.
-func Holds(m pcommon.Map, vals *Values) bool {
-	if vals.Len() == 0 {
-		return false
-	}
-	for _, v := range m.All() {
-		if valueHolds(v, vals, 0) {
-			return true
-		}
-	}
-	return false
-}
-
-func valueHolds(v pcommon.Value, vals *Values, depth int) bool {
-	switch v.Type() {
-	case pcommon.ValueTypeStr:
-		return vals.Holds(v.Str())
-	case pcommon.ValueTypeMap:
-		if depth < maxDepth {
-			for _, e := range v.Map().All() {
-				if valueHolds(e, vals, depth+1) {
-					return true
-				}
-			}
-		}
-	case pcommon.ValueTypeSlice:
-		if depth < maxDepth {
-			for _, e := range v.Slice().All() {
-				if valueHolds(e, vals, depth+1) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// scrubMap scrubs the strings of m but for retry_storm's own annotations, which hold
-// only what the analysis derived (hashes, call keys, tool names, the summary record).
-func scrubMap(m pcommon.Map, vals *Values) int {
-	n := 0
-	for k, v := range m.All() {
-		if strings.HasPrefix(k, annotationPrefix) {
-			continue
-		}
-		n += scrubValue(v, vals, 0)
-	}
-	return n
-}
-
-// annotationPrefix starts the attributes and events retry_storm writes.
-const annotationPrefix = "retrystorm."
-
-func scrubValue(v pcommon.Value, vals *Values, depth int) int {
-	switch v.Type() {
-	case pcommon.ValueTypeStr:
-		if s, n := vals.Scrub(v.Str()); n > 0 {
-			v.SetStr(s)
-			return n
-		}
-	case pcommon.ValueTypeMap:
-		if depth < maxDepth {
-			return scrubMapDepth(v.Map(), vals, depth+1)
-		}
-	case pcommon.ValueTypeSlice:
-		n := 0
-		if depth < maxDepth {
-			for _, e := range v.Slice().All() {
-				n += scrubValue(e, vals, depth+1)
-			}
-		}
-		return n
-	}
-	return 0
-}
-
-func scrubMapDepth(m pcommon.Map, vals *Values, depth int) int {
-	n := 0
-	for _, v := range m.All() {
-		n += scrubValue(v, vals, depth)
-	}
-	return n
+	return read
 }
 
 // DefaultConfig lists where the instrumentations in use copy tool payloads: OTel GenAI

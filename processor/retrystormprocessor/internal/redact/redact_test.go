@@ -365,18 +365,27 @@ func TestToolSpanMessageEventsKeepTheirMarkers(t *testing.T) {
 func TestMarkersAreNotMarkedAgain(t *testing.T) {
 	marked := Marker(hashOf(toolArgs))
 	doc := `[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"charge_card","arguments":"` + marked + `"}]}]`
-	model := ptrace.NewSpan()
-	model.Attributes().PutStr("gen_ai.output.messages", doc)
-	ev := model.Events().AppendEmpty()
-	ev.SetName("gen_ai.tool.message")
-	ev.Attributes().PutStr("role", "tool")
-	ev.Attributes().PutStr("content", marked)
-	redactTrace(t, testConfig(), toolSpan(), model)
-	if v, _ := model.Attributes().Get("gen_ai.output.messages"); v.Str() != doc {
-		t.Errorf("message = %q, want it as it was", v.Str())
-	}
-	if v, _ := ev.Attributes().Get("content"); v.Str() != marked {
-		t.Errorf("event content = %q, want %q", v.Str(), marked)
+	for _, keepText := range []bool{true, false} {
+		cfg := testConfig()
+		cfg.KeepPromptText = keepText
+		model := ptrace.NewSpan()
+		model.Attributes().PutStr("gen_ai.output.messages", doc)
+		// A message attribute that is a marker whole (a first tier marked it) is no text.
+		model.Attributes().PutStr("output.value", marked)
+		ev := model.Events().AppendEmpty()
+		ev.SetName("gen_ai.tool.message")
+		ev.Attributes().PutStr("role", "tool")
+		ev.Attributes().PutStr("content", marked)
+		redactTrace(t, cfg, toolSpan(), model)
+		if v, _ := model.Attributes().Get("gen_ai.output.messages"); v.Str() != doc {
+			t.Errorf("keepText=%v: message = %q, want it as it was", keepText, v.Str())
+		}
+		if v, _ := model.Attributes().Get("output.value"); v.Str() != marked {
+			t.Errorf("keepText=%v: output.value = %q, want %q", keepText, v.Str(), marked)
+		}
+		if v, _ := ev.Attributes().Get("content"); v.Str() != marked {
+			t.Errorf("keepText=%v: event content = %q, want %q", keepText, v.Str(), marked)
+		}
 	}
 }
 

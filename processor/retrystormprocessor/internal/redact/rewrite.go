@@ -210,28 +210,14 @@ func (w *rewriter) markValue(v pcommon.Value) string {
 func quote(s string) string { return `"` + jsonEscape(s) + `"` }
 
 // value rewrites an attribute value holding a message structure in place. It reports false
-// when the value is a JSON document that does not parse (the caller deletes it): a string
-// that starts with a bracket, does not parse, and holds a JSON member (holdsJSONMember).
-// One that holds none is text ("[1] Paris is …", "[Note] …"), left for scrubbing: a
-// message structure cut short by a length limit holds a member once its first name is
-// whole, and before that it holds nothing of a payload.
+// when the value is a JSON document that does not parse (the caller deletes it).
 func (w *rewriter) value(v pcommon.Value, parentKey string, inList bool, ctx context, depth int) bool {
 	if depth >= maxDepth {
 		return true
 	}
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		s := v.Str()
-		if !payload.LooksLikeJSONContainer(s) || isMarker(s) {
-			return true // text, or a marker ToolSpan wrote (it starts with a bracket)
-		}
-		out, ok := w.document(s, parentKey, inList, ctx, depth+1)
-		if !ok {
-			return !holdsJSONMember(s) // else text that starts with a bracket ("[1] …")
-		}
-		if out != s {
-			v.SetStr(out)
-		}
+		return w.str(v, parentKey, inList, ctx, depth) != messageUnparseable
 	case pcommon.ValueTypeMap:
 		w.object(v.Map(), parentKey, inList, ctx, depth+1)
 	case pcommon.ValueTypeSlice:
@@ -244,6 +230,45 @@ func (w *rewriter) value(v pcommon.Value, parentKey string, inList bool, ctx con
 		}
 	}
 	return true
+}
+
+// messageRead is what a string holding a message structure turned out to hold.
+type messageRead uint8
+
+const (
+	// messageText: plain text (a prompt, an answer), left for the caller.
+	messageText messageRead = iota
+	// messageJSON: a JSON document, rewritten; or a marker, left as it is.
+	messageJSON
+	// messageUnparseable: a JSON document that does not parse (the caller deletes it).
+	messageUnparseable
+)
+
+// str rewrites the string attribute value v in place and says what it held. A string that
+// starts with a bracket and does not parse is unparseable when it holds a JSON member
+// (holdsJSONMember), and text when it holds none ("[1] Paris is …", "[Note] …"): a
+// message structure cut short by a length limit holds a member once its first name is
+// whole, and before that nothing of a payload. A marker (ToolSpan's, or a first tier's)
+// starts with a bracket too, and is left as it is.
+func (w *rewriter) str(v pcommon.Value, parentKey string, inList bool, ctx context, depth int) messageRead {
+	s := v.Str()
+	if isMarker(s) {
+		return messageJSON
+	}
+	if !payload.LooksLikeJSONContainer(s) {
+		return messageText
+	}
+	out, ok := w.document(s, parentKey, inList, ctx, depth+1)
+	switch {
+	case ok:
+		if out != s {
+			v.SetStr(out)
+		}
+		return messageJSON
+	case holdsJSONMember(s):
+		return messageUnparseable
+	}
+	return messageText
 }
 
 // object rewrites an attribute map that is one object of a message structure (a map-typed

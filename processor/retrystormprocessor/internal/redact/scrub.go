@@ -5,6 +5,8 @@ import (
 	"hash/maphash"
 	"strings"
 	"unsafe"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // Scrubbed replaces a hunted value found inside another string.
@@ -142,4 +144,92 @@ func scrubJSON(doc string, vals *Values) (string, int) {
 	}
 	b.WriteString(doc[done:])
 	return b.String(), n
+}
+
+// Map scrubs an attribute map (a resource's or a scope's) of vals and returns the
+// replacements made.
+func (r *Redactor) Map(m pcommon.Map, vals *Values) int { return scrubMap(m, vals) }
+
+// Holds reports whether a string of m holds one of vals.
+func Holds(m pcommon.Map, vals *Values) bool {
+	if vals.Len() == 0 {
+		return false
+	}
+	for _, v := range m.All() {
+		if valueHolds(v, vals, 0) {
+			return true
+		}
+	}
+	return false
+}
+
+func valueHolds(v pcommon.Value, vals *Values, depth int) bool {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return vals.Holds(v.Str())
+	case pcommon.ValueTypeMap:
+		if depth < maxDepth {
+			for _, e := range v.Map().All() {
+				if valueHolds(e, vals, depth+1) {
+					return true
+				}
+			}
+		}
+	case pcommon.ValueTypeSlice:
+		if depth < maxDepth {
+			for _, e := range v.Slice().All() {
+				if valueHolds(e, vals, depth+1) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// scrubMap scrubs the strings of m but for retry_storm's own annotations, which hold
+// only what the analysis derived (hashes, call keys, tool names, the summary record).
+func scrubMap(m pcommon.Map, vals *Values) int {
+	n := 0
+	for k, v := range m.All() {
+		if strings.HasPrefix(k, annotationPrefix) {
+			continue
+		}
+		n += scrubValue(v, vals, 0)
+	}
+	return n
+}
+
+// annotationPrefix starts the attributes and events retry_storm writes.
+const annotationPrefix = "retrystorm."
+
+func scrubValue(v pcommon.Value, vals *Values, depth int) int {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		if s, n := vals.Scrub(v.Str()); n > 0 {
+			v.SetStr(s)
+			return n
+		}
+	case pcommon.ValueTypeMap:
+		if depth < maxDepth {
+			return scrubMapDepth(v.Map(), vals, depth+1)
+		}
+	case pcommon.ValueTypeSlice:
+		n := 0
+		if depth < maxDepth {
+			for _, e := range v.Slice().All() {
+				n += scrubValue(e, vals, depth+1)
+			}
+		}
+		return n
+	}
+	return 0
+}
+
+func scrubMapDepth(m pcommon.Map, vals *Values, depth int) int {
+	n := 0
+	for _, v := range m.All() {
+		n += scrubValue(v, vals, depth)
+	}
+	return n
 }
