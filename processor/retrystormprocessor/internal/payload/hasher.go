@@ -197,16 +197,9 @@ func (x *Hasher) CopiedText(v pcommon.Value, path []string) (text string, presen
 		s, _ := Unquote(unsafeString(tok))
 		return s, true
 	case pcommon.ValueTypeMap:
-		cur := v
-		for _, p := range path {
-			if cur.Type() != pcommon.ValueTypeMap {
-				return "", false
-			}
-			next, ok := cur.Map().Get(p)
-			if !ok {
-				return "", false
-			}
-			cur = next
+		cur, ok := mapElement(v, path)
+		if !ok {
+			return "", false
 		}
 		if cur.Type() == pcommon.ValueTypeSlice && cur.Slice().Len() == 1 {
 			cur = cur.Slice().At(0)

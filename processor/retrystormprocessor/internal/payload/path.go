@@ -30,16 +30,9 @@ func (c *canonicalizer) valuePath(dst []byte, v pcommon.Value, path []string) ([
 	}
 	switch v.Type() {
 	case pcommon.ValueTypeMap:
-		cur := v
-		for _, p := range path {
-			if cur.Type() != pcommon.ValueTypeMap {
-				return dst, false
-			}
-			next, ok := cur.Map().Get(p)
-			if !ok {
-				return dst, false
-			}
-			cur = next
+		cur, ok := mapElement(v, path)
+		if !ok {
+			return dst, false
 		}
 		return append(dst, CanonicalValue(cur)...), true
 	case pcommon.ValueTypeStr:
@@ -54,6 +47,22 @@ func (c *canonicalizer) valuePath(dst []byte, v pcommon.Value, path []string) ([
 		return c.element(dst, elem)
 	}
 	return dst, false
+}
+
+// mapElement is the value at path inside the map v, false when there is none.
+func mapElement(v pcommon.Value, path []string) (pcommon.Value, bool) {
+	cur := v
+	for _, p := range path {
+		if cur.Type() != pcommon.ValueTypeMap {
+			return pcommon.Value{}, false
+		}
+		next, ok := cur.Map().Get(p)
+		if !ok {
+			return pcommon.Value{}, false
+		}
+		cur = next
+	}
+	return cur, true
 }
 
 // element appends the canonical JSON of elem, an element read out of a JSON string
