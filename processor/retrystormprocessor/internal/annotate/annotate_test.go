@@ -109,8 +109,9 @@ func TestFindingEventsAndKeptErrorType(t *testing.T) {
 func TestLateSpansAreRemapped(t *testing.T) {
 	td := fixtures.Load(t, "logfire_mcp.json")
 	x := toolspan.NewExtractor(toolspan.DefaultConfig(), nil, true)
-	st := LateSpans(tracespans.All(td), x, Options{Redact: true})
+	tools, st := LateSpans(tracespans.All(td), x, Options{Redact: true})
 	assert.Equal(t, 1, st.Remapped)
+	assert.NotEmpty(t, tools)
 	errors := 0
 	for _, s := range spansByName(td, "MCP request: tools/call lookup_order") {
 		if s.Status().Code() == ptrace.StatusCodeError {

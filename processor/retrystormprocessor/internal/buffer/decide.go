@@ -293,15 +293,15 @@ func rootTraceState(t *grouping.Tree) string {
 }
 
 // lateKept forwards spans of a trace already kept. They are not analysed as a trace (a
-// fragment would give wrong call counts): an isError attempt among them is remapped, the
-// payloads the trace and these spans carry are redacted and the sampling threshold
-// stamped, nothing else.
+// fragment would give wrong call counts): an isError attempt among them is remapped, a
+// tool attempt gets its payload hashes, the payloads the trace and these spans carry are
+// redacted and the sampling threshold stamped, nothing else.
 func (s *shard) lateKept(id pcommon.TraceID, set *spanSet, spans int64, kd keptDecision) {
 	s.tel.lateSpans(metadata.AttributeDecisionKept, spans)
-	st := annotate.LateSpans(set.All(), s.analyzer.Extractor(), annotate.Options{Redact: s.cfg.redact})
+	tools, st := annotate.LateSpans(set.All(), s.analyzer.Extractor(), annotate.Options{Redact: s.cfg.redact})
 	s.tel.remapped(st.Remapped)
 	if s.cfg.redact {
-		if vals := s.redactLate(set, kd.payloads); vals != kd.payloads {
+		if vals := s.redactLate(set, tools, kd.payloads); vals != kd.payloads {
 			// Tool spans among the late ones brought payloads: later spans are scrubbed of them too.
 			kd.payloads = vals
 			s.cache.Keep(id, kd)

@@ -1,10 +1,9 @@
 package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
 import (
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 )
 
@@ -24,7 +23,7 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 	}
 	var st redact.Stats
 	vals := b.Done(&st)
-	if known.Len() > 0 {
+	if known != nil {
 		vals = known.Merge(vals, &st)
 	}
 	for _, n := range tr.ToolSpans {
@@ -52,27 +51,28 @@ func (s *shard) hashedPayloads(b redact.ValueBuilder, tr *analysis.Trace) {
 }
 
 // redactLate redacts late spans of a kept trace: of the payloads the trace's decision
-// remembered and those of tool spans among the late ones. It returns every payload
-// fingerprint known for the trace now, for the decision cache: known itself when no late
-// tool span brought any, and either way without the index the scan built.
-func (s *shard) redactLate(set *spanSet, known *redact.Values) *redact.Values {
+// remembered and those of tools, the tool attempts among the late ones (annotate.LateSpans
+// read them). Copies of a late attempt's payload are marked with its hashes, as a kept
+// trace's are. It returns every payload fingerprint known for the trace now, for the
+// decision cache: known itself when no late tool span brought any, and either way without
+// the index the scan built.
+func (s *shard) redactLate(set *spanSet, tools []*grouping.Attempt, known *redact.Values) *redact.Values {
 	b := s.redactor.Values()
 	x := s.analyzer.Extractor()
-	var tools []ptrace.Span
-	for res, span := range set.All() {
-		if x.IsToolSpan(span) {
-			b.Add(span)
-			b.Exclude(x.Extract(span, res).ToolName)
-			tools = append(tools, span)
-		}
+	for _, a := range tools {
+		b.Add(a.Span)
+		b.Exclude(a.ToolName)
+		args, result := x.HashedTexts(&a.Attempt)
+		b.Hashed(args, a.ArgsHash)
+		b.Hashed(result, a.ResultHash)
 	}
 	var st redact.Stats
 	vals := known
 	if len(tools) > 0 {
 		vals = known.Merge(b.Done(&st), &st)
 	}
-	for _, span := range tools {
-		s.redactor.ToolSpan(span, &st)
+	for _, a := range tools {
+		s.redactor.ToolSpan(a.Span, &st)
 	}
 	s.redactSet(set, vals, &st)
 	s.tel.redacted(st)
@@ -84,6 +84,7 @@ func (s *shard) redactLate(set *spanSet, known *redact.Values) *redact.Values {
 // that holds a payload is copied for this trace before it is scrubbed, never changed in
 // place.
 func (s *shard) redactSet(set *spanSet, vals *redact.Values, st *redact.Stats) {
+	s.redactor.MarkAsHashed(vals) // those of an earlier part of the trace too
 	for _, span := range set.All() {
 		s.redactor.Span(span, vals, st)
 	}

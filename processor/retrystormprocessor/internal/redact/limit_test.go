@@ -124,3 +124,40 @@ func TestAnExcludedFormLeavesItsValueWhole(t *testing.T) {
 		t.Errorf("merged %d values, %d not hunted; want 3 and 1", merged.values, st.NotHunted)
 	}
 }
+
+// TestHashedTextsAreRememberedAndMerged: the texts a trace marks with their attempts'
+// hashes outlive the trace's redaction in its values (a trace whose payloads are all
+// shorter than the minimum length still remembers them), Merge keeps those of both sides
+// once each, and a later redaction told of them marks a copy with the attempt's hash, not
+// the copy's own.
+func TestHashedTextsAreRememberedAndMerged(t *testing.T) {
+	r := New(testConfig(), nil)
+	const attemptHash = "00000000000000000000000000000000000000000000000000000000000000aa"
+	b := r.Values()
+	b.Hashed(`{"q":"x"}`, attemptHash)
+	vals := b.Done(&Stats{})
+	if vals == nil || len(vals.hashed) != 1 || vals.Len() != 0 {
+		t.Fatalf("Done = %+v: want the one hashed text and no value to hunt", vals)
+	}
+	b = r.Values()
+	b.Hashed(`{"q":"x"}`, attemptHash)
+	b.Hashed("other text", "00000000000000000000000000000000000000000000000000000000000000bb")
+	var st Stats
+	merged := vals.Merge(b.Done(&st), &st)
+	if len(merged.hashed) != 2 || len(vals.hashed) != 1 {
+		t.Fatalf("merged %d hashed texts (the receiver now %d); want 2 and 1", len(merged.hashed), len(vals.hashed))
+	}
+	if c := merged.Unindexed().Clone(); len(c.hashed) != 2 {
+		t.Errorf("Clone kept %d hashed texts, want 2", len(c.hashed))
+	}
+
+	r.Values() // a new trace: the rewriting knows no text
+	r.MarkAsHashed(merged)
+	span := ptrace.NewSpan()
+	span.Attributes().PutStr("gen_ai.input.messages",
+		`[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"lookup","arguments":"{\"q\":\"x\"}"}]}]`)
+	r.Span(span, merged, &st)
+	if text := spanText(span); !strings.Contains(text, "[redacted:"+attemptHash+"]") {
+		t.Errorf("the copy is not marked with the attempt's hash:\n%s", text)
+	}
+}

@@ -186,7 +186,7 @@ var eventPayloadMembers = set("content", "message", "text", "tool_calls", "gen_a
 // marked with it, not hashed again.
 func (b ValueBuilder) Hashed(s, hash string) {
 	if s != "" && hash != "" {
-		b.r.rw.knownText(s, hash)
+		b.r.col.hashed = append(b.r.col.hashed, b.r.rw.knownText(s, hash))
 	}
 }
 
@@ -199,7 +199,7 @@ func (b ValueBuilder) Exclude(s string) { b.r.col.exclude(s) }
 func (b ValueBuilder) Done(st *Stats) *Values {
 	b.r.col.dropExcluded()
 	st.NotHunted += b.r.col.over
-	if len(b.r.col.prints) == 0 {
+	if len(b.r.col.prints) == 0 && len(b.r.col.hashed) == 0 {
 		return nil
 	}
 	v := &Values{}

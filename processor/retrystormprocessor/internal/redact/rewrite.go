@@ -188,14 +188,21 @@ func (w *rewriter) markText(s string) marker {
 	return m
 }
 
-// knownText records that a string attribute holding s hashes to hash (Hasher.Text), as
-// the analysis found for a tool span's payload, so its copies are marked without hashing
-// it again.
-func (w *rewriter) knownText(s, hash string) {
+// knownText records that copies of s are marked with hash, as the analysis found for a
+// tool span's payload (Extractor.HashedTexts), so they are marked without hashing it
+// again, and returns what a kept decision remembers of it.
+func (w *rewriter) knownText(s, hash string) hashedText {
+	h := hashedText{sum: maphash.String(hashSeed, s), hash: hash}
+	w.knownSum(h)
+	return h
+}
+
+// knownSum records that copies of the text that h.sum fingerprints are marked with h.hash.
+func (w *rewriter) knownSum(h hashedText) {
 	if w.texts == nil {
 		w.texts = map[uint64]marker{}
 	}
-	w.texts[maphash.String(hashSeed, s)] = newMarker(hash)
+	w.texts[h.sum] = newMarker(h.hash)
 }
 
 // markValue is the marker of an attribute value (Hasher.Value).

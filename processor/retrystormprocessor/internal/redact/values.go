@@ -26,6 +26,10 @@ type Values struct {
 	values, limit int
 	// k is how many leading bytes of a value the prefix holds: the minimum length, at most 8.
 	k int
+	// hashed are the payload texts whose copies are marked with their attempt's hash, not
+	// their own (hashed.go): kept with the prints, so a kept trace's late spans mark copies
+	// as its spans did.
+	hashed []hashedText
 	// idx is built on the first scan, and not kept by Clone: a decision cache holds only
 	// the prints.
 	idx *valueIndex
@@ -65,6 +69,7 @@ type collector struct {
 	hunted   int
 	over     int
 	prints   []valuePrint
+	hashed   []hashedText
 	excluded []uint64
 	// unquoted holds the strings decoded at each depth of a document, while they are read.
 	unquoted [][]byte
@@ -85,6 +90,7 @@ func (c *collector) reset(minLen, limit int) {
 	clear(c.leaves)
 	c.hunted, c.over = 0, 0
 	c.prints = c.prints[:0]
+	c.hashed = c.hashed[:0]
 	c.excluded = c.excluded[:0]
 }
 
@@ -375,6 +381,7 @@ func (c *collector) build(v *Values) {
 			v.values++
 		}
 	}
+	v.hashed = append(v.hashed[:0], c.hashed...)
 	v.limit = c.limit
 	v.k = min(c.minLen, 8)
 	v.idx = nil
@@ -394,22 +401,26 @@ func (v *Values) Indexed() bool { return v != nil && v.idx != nil }
 
 // Clone is a copy of v that shares nothing with it, to keep with a decision.
 func (v *Values) Clone() *Values {
-	if v.Len() == 0 {
+	if v.empty() {
 		return nil
 	}
-	return &Values{prints: slices.Clone(v.prints), values: v.values, limit: v.limit, k: v.k}
+	return &Values{prints: slices.Clone(v.prints), hashed: slices.Clone(v.hashed), values: v.values, limit: v.limit, k: v.k}
 }
+
+// empty reports whether v holds neither a value to hunt nor a hashed text.
+func (v *Values) empty() bool { return v == nil || len(v.prints) == 0 && len(v.hashed) == 0 }
 
 // Merge adds the values of other to v, as many as the limit allows; the values of other
 // left out for it, and not already in v, are counted in st.NotHunted.
 func (v *Values) Merge(other *Values, st *Stats) *Values {
-	if other.Len() == 0 {
+	if other.empty() {
 		return v
 	}
-	if v.Len() == 0 {
+	if v.empty() {
 		return other.Clone()
 	}
 	out := v.Clone() // one processor: one minimum length, one limit
+	out.hashed = mergeHashed(out.hashed, other.hashed)
 	known := make(map[uint64]struct{}, len(out.prints)+len(other.prints))
 	for _, p := range out.prints {
 		known[p.sum] = struct{}{}
