@@ -9,6 +9,8 @@ const CAPTURES = [
   ['vercel_ai_v7', 'batch', '@ai-sdk/otel `OpenTelemetry` (GenAI semconv), `ToolLoopAgent.generate`'],
   ['vercel_ai_v7_simple', 'simple (one request per span)', 'same run as `vercel_ai_v7`, SimpleSpanProcessor'],
   ['vercel_ai_v7_legacy', 'batch', '@ai-sdk/otel `LegacyOpenTelemetry` (`ai.*` attributes)'],
+  ['vercel_ai_v7_stream', 'batch', 'as `vercel_ai_v7`, streamed: `ToolLoopAgent.stream` (streamText) over the mock model\'s `doStream` (text deltas, `tool-input-start`/`-delta`/`-end` then `tool-call` chunks), `fullStream` consumed whole'],
+  ['vercel_ai_v7_legacy_stream', 'batch', 'as `vercel_ai_v7_legacy`, streamed like `vercel_ai_v7_stream`'],
   ['mastra', 'batch (inside @mastra/otel-exporter)', '`Agent.generate` via `Mastra` + `Observability` + `OtelExporter` (provider `custom`, `http/json`)'],
   ['langchain_openinference', 'batch', '`createAgent` (LangGraph) + `toolRetryMiddleware`, OpenInference LangChain instrumentation'],
   ['strands', 'batch', '`Agent.invoke`, tools from an in-process MCP server via `McpClient`, default (legacy) GenAI events'],

@@ -14,6 +14,8 @@ CAPTURES=(
   "vercel_ai_v7|vercel|vercel_ai_v7.mjs|otel batch|"
   "vercel_ai_v7_simple|vercel|vercel_ai_v7.mjs|otel simple|"
   "vercel_ai_v7_legacy|vercel|vercel_ai_v7.mjs|legacy batch|"
+  "vercel_ai_v7_stream|vercel|vercel_ai_v7.mjs|otel batch stream|"
+  "vercel_ai_v7_legacy_stream|vercel|vercel_ai_v7.mjs|legacy batch stream|"
   "mastra|mastra|mastra.mjs||"
   "langchain_openinference|langchain|langchain_openinference.mjs|batch|"
   "strands|strands|strands.mjs|batch|"

@@ -1,25 +1,34 @@
 // Vercel AI SDK v7 (ai + @ai-sdk/otel) scripted agent run with MockLanguageModelV4.
-// usage: node vercel_ai_v7.mjs <otel|legacy> <batch|simple> <out.jsonl> <truth.json>
+// usage: node vercel_ai_v7.mjs <otel|legacy> <batch|simple> [stream] <out.jsonl> <truth.json>
+// Without `stream` the agent answers with `ToolLoopAgent.generate` (model `doGenerate`); with
+// it, the same run goes through `ToolLoopAgent.stream` (streamText; model `doStream`, the same
+// steps cut into `simulateReadableStream` chunks, tool inputs as tool-input-* deltas) and the
+// script consumes the whole `fullStream`.
 import fs from 'node:fs';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { ToolLoopAgent, tool, registerTelemetry, isStepCount } from 'ai';
+import { ToolLoopAgent, tool, registerTelemetry, isStepCount, simulateReadableStream } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { OpenTelemetry, LegacyOpenTelemetry } from '@ai-sdk/otel';
 import { z } from 'zod';
 import { startReceiver } from './receiver.mjs';
 
-const [mode = 'otel', proc = 'batch', outFile, truthFile] = process.argv.slice(2);
-// distinct secret-like values per capture: tag = g (GenAI semconv) / l (legacy), b/s processor
-const T = (mode === 'otel' ? 'g' : 'l') + (proc === 'batch' ? 'b' : 's');
-const D = { gb: '1', gs: '2', lb: '3', ls: '4' }[T]; // digit to keep numbers distinct
+const argv = process.argv.slice(2);
+const call = argv[2] === 'stream' ? argv.splice(2, 1)[0] : 'generate'; // optional 3rd argument
+const [mode = 'otel', proc = 'batch', outFile, truthFile] = argv;
+const streaming = call === 'stream';
+// distinct secret-like values per capture: tag = g (GenAI semconv) / l (legacy), b/s processor,
+// t when streaming
+const T = (mode === 'otel' ? 'g' : 'l') + (proc === 'batch' ? 'b' : 's') + (streaming ? 't' : '');
+// digit to keep numbers distinct (the stream captures' 5 and 0 occur in no other capture)
+const D = { gb: '1', gs: '2', lb: '3', ls: '4', gbt: '5', gst: '6', lbt: '0', lst: '8' }[T];
 
 const receiver = await startReceiver(outFile);
 const exporter = new OTLPTraceExporter({ url: receiver.url });
 const provider = new NodeTracerProvider({
-  resource: resourceFromAttributes({ 'service.name': `capture-vercel-ai-v7-${mode}` }),
+  resource: resourceFromAttributes({ 'service.name': `capture-vercel-ai-v7-${mode}${streaming ? '-stream' : ''}` }),
   spanProcessors: [proc === 'batch' ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter)],
 });
 provider.register();
@@ -49,10 +58,36 @@ const steps = [
   { content: [{ type: 'text', text: 'Done: the order is paid and the receipt is on its way.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(300, 20) },
 ];
 let step = 0;
+// a step as a provider streams it: text in word deltas, each tool call's JSON input in small
+// tool-input-delta pieces, then the complete tool-call, then finish
+const pieces = (text, re) => text.match(re) ?? [];
+const streamChunks = (s, i) => {
+  const chunks = [
+    { type: 'stream-start', warnings: [] },
+    { type: 'response-metadata', id: `resp_${i}`, modelId: 'mock-model-v4', timestamp: new Date(i * 1000) },
+  ];
+  s.content.forEach((c, j) => {
+    if (c.type === 'text') {
+      const id = `txt_${i}_${j}`;
+      chunks.push({ type: 'text-start', id });
+      for (const delta of pieces(c.text, /\S+\s*/g)) chunks.push({ type: 'text-delta', id, delta });
+      chunks.push({ type: 'text-end', id });
+    } else {
+      chunks.push({ type: 'tool-input-start', id: c.toolCallId, toolName: c.toolName });
+      for (const delta of pieces(c.input, /[^]{1,12}/g)) chunks.push({ type: 'tool-input-delta', id: c.toolCallId, delta });
+      chunks.push({ type: 'tool-input-end', id: c.toolCallId });
+      chunks.push(c);
+    }
+  });
+  chunks.push({ type: 'finish', finishReason: s.finishReason, usage: s.usage });
+  return chunks;
+};
 const model = new MockLanguageModelV4({
   provider: 'mock-provider',
   modelId: 'mock-model-v4',
-  doGenerate: async () => ({ ...steps[step], response: { id: `resp_${step}`, modelId: 'mock-model-v4', timestamp: new Date(0 + (step++) * 1000) }, warnings: [] }),
+  ...(streaming
+    ? { doStream: async () => ({ stream: simulateReadableStream({ chunks: streamChunks(steps[step], step++) }) }) }
+    : { doGenerate: async () => ({ ...steps[step], response: { id: `resp_${step}`, modelId: 'mock-model-v4', timestamp: new Date(0 + (step++) * 1000) }, warnings: [] }) }),
 });
 
 let chargeAttempts = 0;
@@ -87,8 +122,17 @@ const agent = new ToolLoopAgent({
   },
 });
 
-const res = await agent.generate({ prompt: 'Please charge the customer from order 5521 for the open invoice and send the receipt.' });
-console.error('final text:', res.text, 'steps:', res.steps.length);
+const prompt = 'Please charge the customer from order 5521 for the open invoice and send the receipt.';
+if (streaming) {
+  const res = await agent.stream({ prompt });
+  const parts = {};
+  for await (const part of res.fullStream) parts[part.type] = (parts[part.type] ?? 0) + 1;
+  console.error('stream parts:', JSON.stringify(parts));
+  console.error('final text:', await res.text, 'steps:', (await res.steps).length);
+} else {
+  const res = await agent.generate({ prompt });
+  console.error('final text:', res.text, 'steps:', res.steps.length);
+}
 await provider.forceFlush();
 await provider.shutdown();
 await receiver.close();
@@ -96,6 +140,6 @@ console.error(`requests=${receiver.state.requests} spans=${receiver.state.spans}
 
 const pkgs = JSON.parse(fs.readFileSync(new URL('./package.json', import.meta.url))).dependencies;
 fs.writeFileSync(truthFile, JSON.stringify({
-  sdk: `vercel-ai-v7 (${mode === 'otel' ? '@ai-sdk/otel OpenTelemetry' : '@ai-sdk/otel LegacyOpenTelemetry'}, ${proc} span processor)`,
+  sdk: `vercel-ai-v7 (${mode === 'otel' ? '@ai-sdk/otel OpenTelemetry' : '@ai-sdk/otel LegacyOpenTelemetry'}, ${proc} span processor${streaming ? ', ToolLoopAgent.stream' : ''})`,
   packages: pkgs, tools: truthTools,
 }, null, 2) + '\n');
