@@ -25,6 +25,7 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 	vals := b.Done(&st)
 	if known != nil {
 		vals = known.Merge(vals, &st)
+		s.redactor.MarkAsHashed(known)
 	}
 	for _, n := range tr.ToolSpans {
 		s.redactor.ToolSpan(tr.Tree.Nodes[n].Span, &st)
@@ -66,6 +67,7 @@ func (s *shard) redactLate(set *spanSet, tools []*grouping.Attempt, known *redac
 		b.Hashed(args, a.ArgsHash)
 		b.Hashed(result, a.ResultHash)
 	}
+	s.redactor.MarkAsHashed(known)
 	var st redact.Stats
 	vals := known
 	if len(tools) > 0 {
@@ -84,7 +86,6 @@ func (s *shard) redactLate(set *spanSet, tools []*grouping.Attempt, known *redac
 // that holds a payload is copied for this trace before it is scrubbed, never changed in
 // place.
 func (s *shard) redactSet(set *spanSet, vals *redact.Values, st *redact.Stats) {
-	s.redactor.MarkAsHashed(vals) // those of an earlier part of the trace too
 	for _, span := range set.All() {
 		s.redactor.Span(span, vals, st)
 	}

@@ -162,22 +162,23 @@ func (x *Hasher) StringAt(v pcommon.Value, path []string) (string, bool) {
 // CopiedText reads the element at path inside v as ValuePath reads it and returns the text
 // an SDK copies of it into messages: the element's string, decoded, when it is one, or the
 // one string of a list of exactly one (OpenLLMetry records a LangChain tool's arguments as
-// {"args":["<JSON>"]}); "" for anything else. present reports whether ValuePath finds the
-// element at all, so a caller falls through to its next source exactly where the hash does.
-func (x *Hasher) CopiedText(v pcommon.Value, path []string) (text string, present bool) {
+// {"args":["<JSON>"]}); "" for anything else. listed reports the list: the element's hash
+// is then not the text's own. present reports whether ValuePath finds the element at all,
+// so a caller falls through to its next source exactly where the hash does.
+func (x *Hasher) CopiedText(v pcommon.Value, path []string) (text string, listed, present bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
 		if len(path) == 0 || !LooksLikeJSONContainer(v.Str()) {
-			return "", false
+			return "", false, false
 		}
 		elem, ok := rawElement(stringBytes(v.Str()), path)
 		if !ok {
-			return "", false
+			return "", false, false
 		}
 		b, ok := x.c.element(x.scratch[:0], elem)
 		x.scratch = b
 		if !ok {
-			return "", false
+			return "", false, false
 		}
 		tok := elem
 		if elem[0] == '[' {
@@ -187,29 +188,29 @@ func (x *Hasher) CopiedText(v pcommon.Value, path []string) (text string, presen
 				end, ok = skipString(elem, i)
 			}
 			if !ok || skipSpace(elem, end) != len(elem)-1 {
-				return "", true // not a list of one string (elem ends with its ']')
+				return "", false, true // not a list of one string (elem ends with its ']')
 			}
-			tok = elem[i:end]
+			tok, listed = elem[i:end], true
 		}
 		if tok[0] != '"' {
-			return "", true
+			return "", false, true
 		}
 		s, _ := Unquote(unsafeString(tok))
-		return s, true
+		return s, listed, true
 	case pcommon.ValueTypeMap:
 		cur, ok := mapElement(v, path)
 		if !ok {
-			return "", false
+			return "", false, false
 		}
 		if cur.Type() == pcommon.ValueTypeSlice && cur.Slice().Len() == 1 {
-			cur = cur.Slice().At(0)
+			cur, listed = cur.Slice().At(0), true
 		}
 		if cur.Type() == pcommon.ValueTypeStr {
-			return cur.Str(), true
+			return cur.Str(), listed, true
 		}
-		return "", true
+		return "", false, true
 	}
-	return "", false
+	return "", false, false
 }
 
 // printSeed seeds the fingerprints. They live only in this process's memory, so a seed

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 // TestValuesPastTheLimitAreCountedNotHunted: a search result holding more distinct values
@@ -125,23 +127,25 @@ func TestAnExcludedFormLeavesItsValueWhole(t *testing.T) {
 	}
 }
 
-// TestHashedTextsAreRememberedAndMerged: the texts a trace marks with their attempts'
-// hashes outlive the trace's redaction in its values (a trace whose payloads are all
-// shorter than the minimum length still remembers them), Merge keeps those of both sides
+// TestHashedTextsAreRememberedAndMerged: the listed texts a trace marks with their
+// attempts' hashes (whose copies' own hashes differ) outlive the trace's redaction in its
+// values, others not (a copy's own hash is the attempt's); a trace whose payloads are all
+// shorter than the minimum length still remembers them, Merge keeps those of both sides
 // once each, and a later redaction told of them marks a copy with the attempt's hash, not
 // the copy's own.
 func TestHashedTextsAreRememberedAndMerged(t *testing.T) {
 	r := New(testConfig(), nil)
 	const attemptHash = "00000000000000000000000000000000000000000000000000000000000000aa"
 	b := r.Values()
-	b.Hashed(`{"q":"x"}`, attemptHash)
+	b.Hashed(toolspan.HashedText{Text: `{"q":"x"}`, Listed: true}, attemptHash)
+	b.Hashed(toolspan.HashedText{Text: "its own digest"}, "00000000000000000000000000000000000000000000000000000000000000cc")
 	vals := b.Done(&Stats{})
 	if vals == nil || len(vals.hashed) != 1 || vals.Len() != 0 {
 		t.Fatalf("Done = %+v: want the one hashed text and no value to hunt", vals)
 	}
 	b = r.Values()
-	b.Hashed(`{"q":"x"}`, attemptHash)
-	b.Hashed("other text", "00000000000000000000000000000000000000000000000000000000000000bb")
+	b.Hashed(toolspan.HashedText{Text: `{"q":"x"}`, Listed: true}, attemptHash)
+	b.Hashed(toolspan.HashedText{Text: "other text", Listed: true}, "00000000000000000000000000000000000000000000000000000000000000bb")
 	var st Stats
 	merged := vals.Merge(b.Done(&st), &st)
 	if len(merged.hashed) != 2 || len(vals.hashed) != 1 {

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 // Config says where payloads are copied and what else to remove.
@@ -181,12 +182,17 @@ func (r *Redactor) addPayload(k string, el pcommon.Value) {
 var eventPayloadMembers = set("content", "message", "text", "tool_calls", "gen_ai.input.messages", "gen_ai.output.messages",
 	"gen_ai.prompt", "gen_ai.completion")
 
-// Hashed tells the trace's rewriting that the text s of a tool span's payload hashes to
-// hash, as the analysis computed it (Extractor.HashedTexts): copies of s in messages are
-// marked with it, not hashed again.
-func (b ValueBuilder) Hashed(s, hash string) {
-	if s != "" && hash != "" {
-		b.r.col.hashed = append(b.r.col.hashed, b.r.rw.knownText(s, hash))
+// Hashed tells the trace's rewriting that copies of t, a tool span's payload text, carry
+// hash, as the analysis computed it (Extractor.HashedTexts): they are marked with it, not
+// hashed again. A listed text, whose copy hashed by itself would not carry it, is also
+// remembered with the trace's values, for the copies its late spans bring.
+func (b ValueBuilder) Hashed(t toolspan.HashedText, hash string) {
+	if t.Text == "" || hash == "" {
+		return
+	}
+	h := b.r.rw.knownText(t.Text, hash)
+	if t.Listed {
+		b.r.col.hashed = append(b.r.col.hashed, h)
 	}
 }
 

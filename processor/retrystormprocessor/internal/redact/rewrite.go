@@ -197,12 +197,15 @@ func (w *rewriter) knownText(s, hash string) hashedText {
 	return h
 }
 
-// knownSum records that copies of the text that h.sum fingerprints are marked with h.hash.
+// knownSum records that copies of the text that h.sum fingerprints are marked with h.hash,
+// unless the trace already marks them (a text two attempts carry: the first).
 func (w *rewriter) knownSum(h hashedText) {
 	if w.texts == nil {
 		w.texts = map[uint64]marker{}
 	}
-	w.texts[h.sum] = newMarker(h.hash)
+	if _, ok := w.texts[h.sum]; !ok {
+		w.texts[h.sum] = newMarker(h.hash)
+	}
 }
 
 // markValue is the marker of an attribute value (Hasher.Value).

@@ -271,15 +271,23 @@ func (x *Extractor) toolReport(attrs attrs) string {
 	return ""
 }
 
+// HashedText is a text whose copies in messages carry an attempt's hash (HashedTexts).
+type HashedText struct {
+	Text string
+	// Listed says the hash is that of a list holding Text alone, not Text's own digest: a
+	// copy hashed by itself would not carry it.
+	Listed bool
+}
+
 // HashedTexts returns the texts whose copies in messages carry an attempt's ArgsHash and
-// ResultHash, "" where there is none or a hash was given instead: the first argument or
+// ResultHash, empty where there is none or a hash was given instead: the first argument or
 // result source present, when it is a string read whole (the hash is its Hasher.Text
 // digest), a string element read at a path (the same), or an array element holding exactly
-// one string. That last is how an SDK records a call's positional arguments: OpenLLMetry
-// writes a LangChain tool's arguments as {"args":["<JSON>"]}, and the model's tool call
-// that messages copy is the one string, so its copies carry the hash of the array.
-// Redaction marks copies of the text with the hash without hashing it again.
-func (x *Extractor) HashedTexts(a *Attempt) (args, result string) {
+// one string (Listed). That last is how an SDK records a call's positional arguments:
+// OpenLLMetry writes a LangChain tool's arguments as {"args":["<JSON>"]}, and the model's
+// tool call that messages copy is the one string, so its copies carry the hash of the
+// array. Redaction marks copies of the text with the hash without hashing it again.
+func (x *Extractor) HashedTexts(a *Attempt) (args, result HashedText) {
 	attrs := spanAttrs(a.Span)
 	if a.ArgsHash != "" {
 		if s, ok := x.firstString(attrs, x.argsHash); !ok || s == "" {
@@ -295,8 +303,8 @@ func (x *Extractor) HashedTexts(a *Attempt) (args, result string) {
 }
 
 // copiedText is the text copies of the first present source of srcs are of (HashedTexts),
-// "" when it is neither a string nor an array of one string.
-func (x *Extractor) copiedText(attrs attrs, srcs []source) string {
+// empty when it is neither a string nor an array of one string.
+func (x *Extractor) copiedText(attrs attrs, srcs []source) HashedText {
 	for _, src := range srcs {
 		v, ok := attrs.get(src)
 		if !ok {
@@ -304,16 +312,16 @@ func (x *Extractor) copiedText(attrs attrs, srcs []source) string {
 		}
 		if len(src.Path) == 0 {
 			if v.Type() == pcommon.ValueTypeStr {
-				return v.Str()
+				return HashedText{Text: v.Str()}
 			}
-			return ""
+			return HashedText{}
 		}
 		// A path source that is absent falls through, as the hash does; one present decides.
-		if s, present := x.hasher.CopiedText(v, src.Path); present {
-			return s
+		if s, listed, present := x.hasher.CopiedText(v, src.Path); present {
+			return HashedText{Text: s, Listed: listed && s != ""}
 		}
 	}
-	return ""
+	return HashedText{}
 }
 
 // resultValue is the first present result source's attribute, the payload the isError

@@ -344,7 +344,8 @@ func TestInstrumentationShapes(t *testing.T) {
 // into messages, whose copies are marked with the attempt's hash: a string read whole or a
 // string element at a path (the hash is the text's digest), or the one string of an array
 // at a path (OpenLLMetry's LangChain arguments {"args":["<JSON>"]}: the hash is of the
-// array). Not a map, an array of more than one element, or a hash the span gave. An absent
+// array, and the text is Listed). Not a map, an array of more than one element, or a hash
+// the span gave. An absent
 // path falls through to the next source, as the hash does.
 func TestHashedTextsAreWhatCopiesCarry(t *testing.T) {
 	x := NewExtractor(DefaultConfig(), nil, true)
@@ -376,15 +377,17 @@ func TestHashedTextsAreWhatCopiesCarry(t *testing.T) {
 			require.NoError(t, span.Attributes().FromRaw(merged(map[string]any{"gen_ai.operation.name": "execute_tool"}, tc.attrs)))
 			a := x.Extract(span, pcommon.NewResource())
 			args, result := x.HashedTexts(&a)
-			assert.Equal(t, tc.wantArgs, args, "args text")
-			assert.Equal(t, tc.wantRslt, result, "result text")
-			if args != "" {
+			assert.Equal(t, tc.wantArgs, args.Text, "args text")
+			assert.Equal(t, tc.wantRslt, result.Text, "result text")
+			if args.Text != "" {
 				require.NotEmpty(t, a.ArgsHash)
-				assert.Equal(t, tc.digest, a.ArgsHash == hasher.Text(args), "args hash is the text's digest")
+				assert.Equal(t, tc.digest, a.ArgsHash == hasher.Text(args.Text), "args hash is the text's digest")
+				assert.Equal(t, !tc.digest, args.Listed, "args text listed")
 			}
-			if result != "" {
+			if result.Text != "" {
 				require.NotEmpty(t, a.ResultHash)
-				assert.Equal(t, tc.digest, a.ResultHash == hasher.Text(result), "result hash is the text's digest")
+				assert.Equal(t, tc.digest, a.ResultHash == hasher.Text(result.Text), "result hash is the text's digest")
+				assert.Equal(t, !tc.digest, result.Listed, "result text listed")
 			}
 		})
 	}
