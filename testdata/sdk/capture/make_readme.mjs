@@ -30,6 +30,8 @@ const CAPTURES = [
   ['openai_agents_unrecovered', 'batch', 'as `openai_agents_recall`, but the model does not call `charge_card` again after it threw and answers that the payment went through'],
   ['langchain_traceloop_unrecovered', 'batch (traceloop SDK)', 'as `langchain_traceloop_retry` with `toolRetryMiddleware({maxRetries: 1})`; `charge_card` throws on both executions, the middleware hands the model its failure ToolMessage, the model answers that the payment went through'],
   ['langchain_openinference_unrecovered', 'batch', 'as `langchain_openinference` with `toolRetryMiddleware({maxRetries: 1})`; `charge_card` throws on both executions, the middleware hands the model its failure ToolMessage, the model answers that the payment went through'],
+  ['openai_agents_recall_stream', 'batch', 'as `openai_agents_recall`, streamed: `run(agent, input, { stream: true })`, the scripted `fetch` answers each `stream: true` request with SSE `chat.completion.chunk` events (word text deltas, tool call id/name then arguments in pieces, finish_reason, usage, `[DONE]`), every stream event read, then `result.completed`'],
+  ['langchain_openinference_stream', 'batch', 'as `langchain_openinference`, streamed: `agent.stream(input, { streamMode: [\'updates\', \'messages\'] })` read to its end over a streaming subclass of `fakeModel()` (`StreamingFakeModel`: text deltas, `tool_call_chunks` with the arguments in pieces, a finish/usage chunk)'],
 ];
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];

@@ -35,6 +35,8 @@ CAPTURES=(
   "openai_agents_unrecovered|openai_agents|openai_agents.mjs|unrecovered|"
   "langchain_traceloop_unrecovered|langchain_traceloop|langchain_traceloop.mjs|unrecovered||"
   "langchain_openinference_unrecovered|langchain|langchain_openinference.mjs|unrecovered|"
+  "openai_agents_recall_stream|openai_agents|openai_agents.mjs|recall stream|"
+  "langchain_openinference_stream|langchain|langchain_openinference.mjs|batch stream|"
 )
 
 declare -A INSTALLED=()

@@ -6,7 +6,15 @@
 //          1}) re-runs it once (two executions of one call, both thrown), then hands the model its
 //          failure ToolMessage (status "error"); the model answers as if the payment went through.
 //          Writes the `expect` block.
-// usage: node langchain_openinference.mjs <batch|simple|unrecovered> <out.jsonl> <truth.json>
+// usage: node langchain_openinference.mjs <batch|simple|unrecovered> [stream] <out.jsonl> <truth.json>
+// With `stream` (batch only) the same run is consumed through `agent.stream(input, { streamMode:
+// ['updates', 'messages'] })` to its end, and the fake model streams: the queued AIMessage comes
+// out of `_streamResponseChunks` as AIMessageChunks (text in word deltas, each tool call as
+// tool_call_chunks: id and name, then its JSON args in 12-character pieces, then a chunk with
+// finish_reason and usage). fakeModel() has no `_streamResponseChunks` (BaseChatModel would hand
+// LangGraph's messages handler the whole message at the end), so the script subclasses it; the
+// `messages` mode registers the handler that makes BaseChatModel stream. Writes the `expect`
+// block.
 import fs from 'node:fs';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -16,26 +24,32 @@ import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
 import { startReceiver } from './receiver.mjs';
 
-const [mode = 'batch', outFile, truthFile] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const call = argv[1] === 'stream' ? argv.splice(1, 1)[0] : 'invoke'; // optional 2nd argument
+const [mode = 'batch', outFile, truthFile] = argv;
 if (!['batch', 'simple', 'unrecovered'].includes(mode)) throw new Error(`unknown mode ${mode}`);
+const streaming = call === 'stream';
+if (streaming && mode !== 'batch') throw new Error('stream: only the batch mode has its own values');
 const unrecovered = mode === 'unrecovered';
 const proc = unrecovered ? 'batch' : mode;
 const receiver = await startReceiver(outFile);
 const exporter = new OTLPTraceExporter({ url: receiver.url });
 const provider = new NodeTracerProvider({
-  resource: resourceFromAttributes({ 'service.name': 'capture-langchain-openinference' }),
+  resource: resourceFromAttributes({ 'service.name': `capture-langchain-openinference${streaming ? '-stream' : ''}` }),
   spanProcessors: [proc === 'batch' ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter)],
 });
 provider.register();
 new LangChainInstrumentation({ tracerProvider: provider }).manuallyInstrument(CallbackManagerModule);
 
 const { createAgent, toolRetryMiddleware, tool } = await import('langchain');
-const { AIMessage, HumanMessage } = await import('@langchain/core/messages');
-const { fakeModel } = await import('@langchain/core/testing');
+const { AIMessage, AIMessageChunk, HumanMessage } = await import('@langchain/core/messages');
+const { ChatGenerationChunk } = await import('@langchain/core/outputs');
+const { fakeModel, FakeBuiltModel } = await import('@langchain/core/testing');
 const { z } = await import('zod');
 
-const S = { batch: 'b', simple: 's', unrecovered: 'u' }[mode];
-const D = { batch: '3', simple: '4', unrecovered: '5' }[mode];
+// distinct secret-like values per capture; the stream capture's t and 6 occur in no other one
+const S = streaming ? 't' : { batch: 'b', simple: 's', unrecovered: 'u' }[mode];
+const D = streaming ? '6' : { batch: '3', simple: '4', unrecovered: '5' }[mode];
 const calls = {
   lookup: { customer_id: `cus_lc${S}_Zr6Yh1Nd`, email: `li.wei.lc${S}@example.com` },
   charge: { card_number: `37828224631${D}005`, email: `li.wei.pay${S}@example.com`, amount_cents: 8800, iban: `GB33BUKB2020155555${D}555` },
@@ -66,8 +80,41 @@ const chargeCard = tool(async (args, config) => {
   return JSON.stringify(results.charge);
 }, { name: 'charge_card', description: 'Charge a payment card', schema: z.object({ card_number: z.string(), email: z.string(), amount_cents: z.number(), iban: z.string() }) });
 
-const id = (n) => (unrecovered ? `call_lc${S}_${n}` : `call_lc_${n}`);
-const model = fakeModel()
+const id = (n) => (unrecovered || streaming ? `call_lc${S}_${n}` : `call_lc_${n}`);
+// stream: fakeModel() with the streaming a provider integration has. The queued message is taken
+// by FakeBuiltModel._generate (which records the call) and cut into chunks; bindTools is
+// FakeBuiltModel's, returning this class so that the bound model streams too.
+class StreamingFakeModel extends FakeBuiltModel {
+  bindTools(tools) {
+    const next = new StreamingFakeModel();
+    next.queue = this.queue;
+    next._alwaysThrowError = this._alwaysThrowError;
+    next._structuredResponseValue = this._structuredResponseValue;
+    next._tools = [...this._tools, ...tools];
+    next._state = this._state;
+    return next.withConfig({});
+  }
+  async *_streamResponseChunks(messages, options, runManager) {
+    const { generations: [{ message }] } = await this._generate(messages, options, runManager);
+    const emit = async function* (fields, text = '') {
+      const chunk = new ChatGenerationChunk({ message: new AIMessageChunk(fields), text });
+      yield chunk;
+      await runManager?.handleLLMNewToken(text, undefined, undefined, undefined, undefined, { chunk });
+    };
+    for (const w of message.text.match(/\S+\s*/g) ?? []) yield* emit({ content: w }, w);
+    for (const [index, tc] of (message.tool_calls ?? []).entries()) {
+      yield* emit({ content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index, id: tc.id, name: tc.name, args: '' }] });
+      for (const piece of JSON.stringify(tc.args).match(/[^]{1,12}/g)) yield* emit({ content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index, args: piece }] });
+    }
+    const turn = this._state.callIndex;
+    yield* emit({
+      content: '',
+      response_metadata: { finish_reason: message.tool_calls?.length ? 'tool_calls' : 'stop', model_name: 'fake-streaming-model' },
+      usage_metadata: { input_tokens: 100 + turn * 40, output_tokens: 25, total_tokens: 125 + turn * 40 },
+    });
+  }
+}
+const model = (streaming ? new StreamingFakeModel() : fakeModel())
   .respond(new AIMessage({ content: 'Let me look up the customer record first.', tool_calls: [{ id: id('lookup_1'), name: 'lookup_customer', args: calls.lookup, type: 'tool_call' }] }))
   .respond(new AIMessage({ content: 'Found the customer. Charging the card now.', tool_calls: [{ id: id('charge_1'), name: 'charge_card', args: calls.charge, type: 'tool_call' }] }))
   // unrecovered: the last execution failed, yet the model answers green
@@ -80,16 +127,54 @@ const agent = createAgent({
   systemPrompt: 'You are a checkout assistant. Use the tools to look up customers and charge cards.',
   middleware: [toolRetryMiddleware({ maxRetries: unrecovered ? 1 : 2, initialDelayMs: 10, jitter: false, tools: ['charge_card'] })],
 });
-const res = await agent.invoke({ messages: [new HumanMessage('Please charge the customer from order 5521 for the open invoice and send the receipt.')] });
-console.error('final:', res.messages.at(-1).content, 'messages:', res.messages.length);
+const input = { messages: [new HumanMessage('Please charge the customer from order 5521 for the open invoice and send the receipt.')] };
+if (streaming) {
+  const parts = {};
+  let final;
+  for await (const [streamMode, chunk] of await agent.stream(input, { streamMode: ['updates', 'messages'] })) {
+    const k = streamMode === 'updates' ? `updates:${Object.keys(chunk).join('+')}` : `messages:${chunk[0].constructor.name}`;
+    parts[k] = (parts[k] ?? 0) + 1;
+    if (streamMode === 'updates' && chunk.model_request) final = chunk.model_request.messages.at(-1);
+  }
+  console.error('stream parts:', JSON.stringify(parts));
+  console.error('final:', final?.content);
+} else {
+  const res = await agent.invoke(input);
+  console.error('final:', res.messages.at(-1).content, 'messages:', res.messages.length);
+}
 await provider.forceFlush();
 await provider.shutdown();
 await receiver.close();
 console.error(`requests=${receiver.state.requests} spans=${receiver.state.spans}`);
 // tool results as the tool returned them: JSON strings
 for (const t of truthTools) if (!t.failed) t.result = JSON.stringify(t.result);
+// what the stream capture shows (read off the spans it wrote)
+const STREAM_NOTES = 'charge_card threw on its first execution and toolRetryMiddleware re-ran the same call (call_lct_charge_1, same arguments), which succeeded. Both charge_card TOOL spans are children of ONE tools CHAIN span: the first has status ERROR with status.message = the thrown text plus the stack trace and an exception event, the second is OK; they carry no call id. Streaming (agent.stream with streamMode updates+messages) changes no span or attribute key except on the LLM spans, which take the model class name (StreamingFakeModel, the script\'s streaming subclass of FakeBuiltModel) and gain llm.finish_reason and llm.token_count.* from the last chunk. The payload moves inside values: the LLM spans\' output.value and the model_request CHAIN spans\' output.value (the Command update) hold the aggregated AIMessageChunk, whose tool_call_chunks[].args is the tool arguments as a JSON string next to the parsed tool_calls[].args object; in the graph state (input.value of later spans, the root output.value) the message is an AIMessage without tool_call_chunks.';
 const pkgs = JSON.parse(fs.readFileSync(new URL('./package.json', import.meta.url))).dependencies;
-if (!unrecovered) {
+if (streaming) {
+  // the expectation is read off what the tools saw: one lookup, then one charge_card call whose
+  // first execution threw and whose re-run by the middleware (same call id) succeeded
+  const chargeRuns = truthTools.filter((t) => t.tool === 'charge_card');
+  const lookups = truthTools.filter((t) => t.tool === 'lookup_customer');
+  if (lookups.length !== 1 || chargeRuns.length !== 2 || chargeRuns.some((t) => t.call_id !== id('charge_1')) || !chargeRuns[0].failed || chargeRuns[1].failed) {
+    throw new Error(`stream: expected 1 lookup and 2 charge_card executions of ${id('charge_1')} (failed, ok), got ${JSON.stringify(truthTools.map((t) => [t.tool, t.call_id, t.failed]))}`);
+  }
+  const expect = {
+    calls: [
+      { tool: 'lookup_customer', attempts: 1, attempt_statuses: ['ok'], retry_layer: null, failed_attempts_hidden: false, span_names: ['lookup_customer'], call_ids: lookups.map((t) => t.call_id) },
+      {
+        tool: 'charge_card', attempts: chargeRuns.length, attempt_statuses: chargeRuns.map((t) => (t.failed ? 'error' : 'ok')), retry_layer: 'tool_runtime', failed_attempts_hidden: false,
+        span_names: chargeRuns.map(() => 'charge_card'), call_ids: chargeRuns.map((t) => t.call_id),
+      },
+    ],
+    agent_spans: [{ name: 'checkout-agent', marker: 'openinference.span.kind=CHAIN (the LangGraph root; OpenInference has no AGENT kind here)' }],
+    notes: STREAM_NOTES,
+  };
+  fs.writeFileSync(truthFile, JSON.stringify({
+    sdk: 'langchain.js createAgent + OpenInference (batch span processor, agent.stream with streamMode updates+messages)', packages: pkgs, tools: truthTools, expect,
+    note: 'tools return JSON strings; charge_card attempts 1 and 2 are one model tool call retried by toolRetryMiddleware (same call id and arguments); call_id is the tool call id the tool saw (config.toolCall.id)',
+  }, null, 2) + '\n');
+} else if (!unrecovered) {
   fs.writeFileSync(truthFile, JSON.stringify({ sdk: `langchain.js createAgent + OpenInference (${proc} span processor)`, packages: pkgs, tools: truthTools, note: 'tools return JSON strings; charge_card attempts 1 and 2 are one model tool call retried by toolRetryMiddleware (same call id and arguments)' }, null, 2) + '\n');
 } else {
   // the expectation is read off what the tool saw (one call id, every execution threw)

@@ -8,7 +8,12 @@
 //          OK, the failure is only in output.value); the model calls it again the same way.
 //  unrecovered: charge_card THROWS (errorFunction as in recall) and the model does NOT call it
 //          again: it answers as if the payment went through (the only charge attempt failed).
-// usage: node openai_agents.mjs <recall|hidden|unrecovered> <out.jsonl> <truth.json>
+// usage: node openai_agents.mjs <recall|hidden|unrecovered> [stream] <out.jsonl> <truth.json>
+// With `stream` (recall only) the same run goes through `run(agent, input, { stream: true })`:
+// the model requests chat completions with `stream: true` and the scripted fetch answers as the
+// API does (SSE `chat.completion.chunk` events: word text deltas, then the tool call's id and
+// name and its JSON arguments in 12-character pieces, a finish_reason chunk, a usage chunk,
+// `[DONE]`); the script reads every stream event, then awaits `result.completed`.
 import fs from 'node:fs';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -20,20 +25,25 @@ import OpenAI from 'openai';
 import { z } from 'zod';
 import { startReceiver } from './receiver.mjs';
 
-const [scenario = 'recall', outFile, truthFile] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const call = argv[1] === 'stream' ? argv.splice(1, 1)[0] : 'run'; // optional 2nd argument
+const [scenario = 'recall', outFile, truthFile] = argv;
 if (!['hidden', 'recall', 'unrecovered'].includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
+const streaming = call === 'stream';
+if (streaming && scenario !== 'recall') throw new Error('stream: only the recall scenario has its own values');
 const receiver = await startReceiver(outFile);
 const exporter = new OTLPTraceExporter({ url: receiver.url });
 const provider = new NodeTracerProvider({
-  resource: resourceFromAttributes({ 'service.name': 'capture-openai-agents' }),
+  resource: resourceFromAttributes({ 'service.name': `capture-openai-agents${streaming ? '-stream' : ''}` }),
   spanProcessors: [new BatchSpanProcessor(exporter)],
 });
 provider.register();
 new OpenAIAgentsInstrumentation({ tracerProvider: provider }).manuallyInstrument(agents);
 const { Agent, run, tool, OpenAIChatCompletionsModel } = agents;
 
-const S = { recall: 'r', hidden: 'h', unrecovered: 'u' }[scenario];
-const D = { recall: '1', hidden: '2', unrecovered: '3' }[scenario];
+// distinct secret-like values per capture; the stream capture's t and 4 occur in no other one
+const S = streaming ? 't' : { recall: 'r', hidden: 'h', unrecovered: 'u' }[scenario];
+const D = streaming ? '4' : { recall: '1', hidden: '2', unrecovered: '3' }[scenario];
 const calls = {
   lookup: { customer_id: `cus_oa${S}_Tg5Ks9Wc`, email: `sofia.moreno.oa${S}@example.com` },
   charge: { card_number: `41111111111${D}1111`, email: `sofia.moreno.pay${S}@example.com`, amount_cents: 4599, iban: `ES91210004184502000${D}1332` },
@@ -86,9 +96,32 @@ const steps = [
   { text: scenario === 'unrecovered' ? 'Done: the payment went through, the order is paid and the receipt is on its way.' : 'Done: the order is paid and the receipt is on its way.' },
 ];
 let step = 0;
+// a step as the Chat Completions API streams it (stream: true, stream_options.include_usage):
+// a role chunk, the text in word deltas, the tool call's id/type/name with empty arguments and
+// then its arguments in small pieces, a chunk with finish_reason, a usage chunk with no
+// choices, then [DONE]; every chunk carries usage: null except the last
+const sse = (s) => {
+  const base = { id: `chatcmpl-oa${S}-${step}`, object: 'chat.completion.chunk', created: 1767225600 + step, model: 'scripted-model-1', service_tier: 'default', system_fingerprint: null };
+  const chunk = (delta, finish_reason = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason }], usage: null });
+  const events = [chunk({ role: 'assistant', content: '', refusal: null })];
+  for (const w of s.text.match(/\S+\s*/g)) events.push(chunk({ content: w }));
+  if (s.call) {
+    events.push(chunk({ tool_calls: [{ index: 0, id: s.call[0], type: 'function', function: { name: s.call[1], arguments: '' } }] }));
+    for (const piece of JSON.stringify(s.call[2]).match(/[^]{1,12}/g)) events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
+  }
+  events.push(chunk({}, s.call ? 'tool_calls' : 'stop'));
+  events.push({ ...base, choices: [], usage: { prompt_tokens: 100 + step * 40, completion_tokens: 25, total_tokens: 125 + step * 40 } });
+  const lines = [...events.map((e) => `data: ${JSON.stringify(e)}\n\n`), 'data: [DONE]\n\n'];
+  const enc = new TextEncoder();
+  return new ReadableStream({ pull(c) { if (lines.length) c.enqueue(enc.encode(lines.shift())); else c.close(); } });
+};
 const scriptedFetch = async (url, init) => {
   if (!String(url).endsWith('/chat/completions')) throw new Error(`unexpected request ${url}`);
   const s = steps[Math.min(step++, steps.length - 1)];
+  if (JSON.parse(init.body).stream !== streaming) throw new Error(`request stream=${JSON.parse(init.body).stream}, expected ${streaming}`);
+  if (streaming) {
+    return new Response(sse(s), { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'x-request-id': `req_oa${S}_${step}` } });
+  }
   const message = { role: 'assistant', content: s.text, refusal: null };
   if (s.call) message.tool_calls = [{ id: s.call[0], type: 'function', function: { name: s.call[1], arguments: JSON.stringify(s.call[2]) } }];
   const body = {
@@ -105,8 +138,21 @@ const agent = new Agent({
   model: new OpenAIChatCompletionsModel(client, 'scripted-model-1'),
   tools: [lookupCustomer, chargeCard],
 });
-const res = await run(agent, 'Please charge the customer from order 8841 for the open invoice and send the receipt.');
-console.error('final:', res.finalOutput, 'attempts:', chargeAttempts, 'model steps:', step);
+const input = 'Please charge the customer from order 8841 for the open invoice and send the receipt.';
+if (streaming) {
+  const res = await run(agent, input, { stream: true });
+  const events = {};
+  for await (const ev of res) {
+    const k = ev.type === 'raw_model_stream_event' ? `raw:${ev.data.type}` : ev.type === 'run_item_stream_event' ? `item:${ev.name}` : ev.type;
+    events[k] = (events[k] ?? 0) + 1;
+  }
+  await res.completed;
+  console.error('stream events:', JSON.stringify(events));
+  console.error('final:', res.finalOutput, 'attempts:', chargeAttempts, 'model steps:', step);
+} else {
+  const res = await run(agent, input);
+  console.error('final:', res.finalOutput, 'attempts:', chargeAttempts, 'model steps:', step);
+}
 await agents.getGlobalTraceProvider().forceFlush();
 await provider.forceFlush();
 await provider.shutdown();
@@ -142,8 +188,10 @@ const expect = scenario === 'unrecovered' ? {
     ? 'charge_card threw; the SDK caught it (non-fatal), marked the function span with an error and gave the model the errorFunction text; the model called charge_card again with a new call id and changed arguments (backup card, email, IBAN).'
     : 'charge_card returned an error text instead of throwing: the SDK treats it as a normal output, so the function span has no error; the model called charge_card again with a new call id and changed arguments.',
 };
+// what the stream capture shows (read off the spans it wrote)
+if (streaming) expect.notes += ' Streamed (run with stream: true, the model reading SSE chat.completion.chunk events): the same 14 spans with the same attribute keys as openai_agents_recall. The generation spans\' output.value is the chat completion the SDK assembles from the chunks (its created is the local clock, not the chunks\' value), and their input.value lists each earlier assistant message with its tool_calls once, without the copy of the tool calls inside the message content that the non-streamed run has.';
 const pkgs = JSON.parse(fs.readFileSync(new URL('./package.json', import.meta.url))).dependencies;
 fs.writeFileSync(truthFile, JSON.stringify({
-  sdk: `openai-agents js + OpenInference (batch span processor, scenario ${scenario})`, packages: pkgs, tools: truthTools, expect,
+  sdk: `openai-agents js + OpenInference (batch span processor, scenario ${scenario}${streaming ? ', run(..., { stream: true })' : ''})`, packages: pkgs, tools: truthTools, expect,
   note: 'tools return JSON strings; call_id is the chat completion tool_call id as the tool saw it (details.toolCall.callId)',
 }, null, 2) + '\n');
