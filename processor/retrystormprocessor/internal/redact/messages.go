@@ -29,7 +29,7 @@ const (
 
 var (
 	// callTypes and resultTypes are values of a part's type, lowercased.
-	callTypes = set("tool_call", "tool-call", "tool_use", "tool-use", "tooluse", "function_call", "functioncall",
+	callTypes = set("tool_call", "tool-call", "tool_call_chunk", "tool_use", "tool-use", "tooluse", "function_call", "functioncall",
 		"server_tool_use", "tool-input-available", "dynamic-tool")
 	resultTypes = set("tool_call_response", "tool-result", "tool_result", "toolresult", "tool-error",
 		"function_call_output", "function_response", "functionresponse", "tool-output-available", "mcp_tool_result")
@@ -77,7 +77,7 @@ func roleOf(key string) keyRole {
 		return textKey
 	case "tool_call_id", "toolCallId", "tool_use_id", "toolUseId":
 		return callIDKey
-	case "tool_calls", "toolCalls", "invalid_tool_calls":
+	case "tool_calls", "toolCalls", "invalid_tool_calls", "tool_call_chunks":
 		return callListKey
 	case "toolResults", "tool_results":
 		return resultListKey

@@ -156,6 +156,14 @@ func TestMessageAttributesKeepStructureAndCarryHash(t *testing.T) {
 			value: `{"messages":` + quote(`[{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessage"],"kwargs":{"content":"","tool_calls":[{"name":"charge_card","args":`+toolArgs+`,"id":"c1","type":"tool_call"}]}},`+
 				`{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],"kwargs":{"content":`+quote(toolResult)+`,"tool_call_id":"c1","name":"charge_card"}}]`) + `}`,
 		},
+		"langchain streamed message chunk": {
+			key: "output.value",
+			value: `{"generations":[[{"text":"","message":{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessageChunk"],"kwargs":{"content":"",` +
+				`"tool_call_chunks":[{"type":"tool_call_chunk","index":0,"id":"c1","name":"charge_card","args":` + quote(toolArgs) + `}],` +
+				`"tool_calls":[{"name":"charge_card","args":` + toolArgs + `,"id":"c1","type":"tool_call"}]}}}]]}`,
+			args: []string{"generations.0.0.message.kwargs.tool_call_chunks.0.args", "generations.0.0.message.kwargs.tool_calls.0.args"},
+			keep: map[string]string{"generations.0.0.message.kwargs.tool_call_chunks.0.name": "charge_card", "generations.0.0.message.kwargs.tool_call_chunks.0.id": "c1"},
+		},
 		"mastra step output by glob": {
 			key:   "mastra.model_step.output",
 			value: `{"text":"done","toolCalls":[{"type":"tool-call","toolCallId":"c1","toolName":"charge_card","args":` + toolArgs + `}],"toolResults":[{"toolCallId":"c1","result":` + toolResult + `}]}`,
