@@ -37,6 +37,9 @@ CAPTURES=(
   "langchain_openinference_unrecovered|langchain|langchain_openinference.mjs|unrecovered|"
   "openai_agents_recall_stream|openai_agents|openai_agents.mjs|recall stream|"
   "langchain_openinference_stream|langchain|langchain_openinference.mjs|batch stream|"
+  "openai_agents_responses_recall|openai_agents|openai_agents.mjs|recall responses|"
+  "mastra_stream|mastra|mastra.mjs|stream|"
+  "strands_stream|strands|strands.mjs|batch stream|"
 )
 
 declare -A INSTALLED=()

@@ -8,12 +8,18 @@
 //          OK, the failure is only in output.value); the model calls it again the same way.
 //  unrecovered: charge_card THROWS (errorFunction as in recall) and the model does NOT call it
 //          again: it answers as if the payment went through (the only charge attempt failed).
-// usage: node openai_agents.mjs <recall|hidden|unrecovered> [stream] <out.jsonl> <truth.json>
+// usage: node openai_agents.mjs <recall|hidden|unrecovered> [stream|responses] <out.jsonl> <truth.json>
 // With `stream` (recall only) the same run goes through `run(agent, input, { stream: true })`:
 // the model requests chat completions with `stream: true` and the scripted fetch answers as the
 // API does (SSE `chat.completion.chunk` events: word text deltas, then the tool call's id and
 // name and its JSON arguments in 12-character pieces, a finish_reason chunk, a usage chunk,
 // `[DONE]`); the script reads every stream event, then awaits `result.completed`.
+// With `responses` (recall only, not streamed, its own values) the model is the SDK's default
+// one, `OpenAIResponsesModel`, over the same kind of client: it POSTs to `/responses` and the
+// scripted fetch answers each request with a `response` object as the API does (`output` holds a
+// `message` item with an `output_text` part and a `function_call` item with `call_id`, `name` and
+// the JSON `arguments` string; instructions, tools and settings echoed from the request), and
+// checks that the next request's input carries the `function_call_output` of the previous call.
 import fs from 'node:fs';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -26,24 +32,27 @@ import { z } from 'zod';
 import { startReceiver } from './receiver.mjs';
 
 const argv = process.argv.slice(2);
-const call = argv[1] === 'stream' ? argv.splice(1, 1)[0] : 'run'; // optional 2nd argument
+const call = ['stream', 'responses'].includes(argv[1]) ? argv.splice(1, 1)[0] : 'run'; // optional 2nd argument
 const [scenario = 'recall', outFile, truthFile] = argv;
 if (!['hidden', 'recall', 'unrecovered'].includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
 const streaming = call === 'stream';
 if (streaming && scenario !== 'recall') throw new Error('stream: only the recall scenario has its own values');
+const responsesApi = call === 'responses';
+if (responsesApi && scenario !== 'recall') throw new Error('responses: only the recall scenario has its own values');
 const receiver = await startReceiver(outFile);
 const exporter = new OTLPTraceExporter({ url: receiver.url });
 const provider = new NodeTracerProvider({
-  resource: resourceFromAttributes({ 'service.name': `capture-openai-agents${streaming ? '-stream' : ''}` }),
+  resource: resourceFromAttributes({ 'service.name': `capture-openai-agents${streaming ? '-stream' : responsesApi ? '-responses' : ''}` }),
   spanProcessors: [new BatchSpanProcessor(exporter)],
 });
 provider.register();
 new OpenAIAgentsInstrumentation({ tracerProvider: provider }).manuallyInstrument(agents);
-const { Agent, run, tool, OpenAIChatCompletionsModel } = agents;
+const { Agent, run, tool, OpenAIChatCompletionsModel, OpenAIResponsesModel } = agents;
 
-// distinct secret-like values per capture; the stream capture's t and 4 occur in no other one
-const S = streaming ? 't' : { recall: 'r', hidden: 'h', unrecovered: 'u' }[scenario];
-const D = streaming ? '4' : { recall: '1', hidden: '2', unrecovered: '3' }[scenario];
+// distinct secret-like values per capture; the stream capture's t and 4 and the responses
+// capture's p and 6 occur in no other one
+const S = streaming ? 't' : responsesApi ? 'p' : { recall: 'r', hidden: 'h', unrecovered: 'u' }[scenario];
+const D = streaming ? '4' : responsesApi ? '6' : { recall: '1', hidden: '2', unrecovered: '3' }[scenario];
 const calls = {
   lookup: { customer_id: `cus_oa${S}_Tg5Ks9Wc`, email: `sofia.moreno.oa${S}@example.com` },
   charge: { card_number: `41111111111${D}1111`, email: `sofia.moreno.pay${S}@example.com`, amount_cents: 4599, iban: `ES91210004184502000${D}1332` },
@@ -115,7 +124,48 @@ const sse = (s) => {
   const enc = new TextEncoder();
   return new ReadableStream({ pull(c) { if (lines.length) c.enqueue(enc.encode(lines.shift())); else c.close(); } });
 };
+// a step as the Responses API answers POST /responses (not streamed): a `response` object that
+// echoes the request's instructions, tools and settings; `output` holds the assistant message
+// (one output_text part) and, for a tool call, a function_call item (arguments as a JSON string)
+const hex = (n, k) => (n.toString(16) + k.repeat(40)).slice(0, 40);
+const responsesAnswer = (s, req) => {
+  const output = [{
+    id: `msg_${hex(0x6a0 + step, 'ab')}`, type: 'message', status: 'completed',
+    content: [{ type: 'output_text', annotations: [], logprobs: [], text: s.text }], role: 'assistant',
+  }];
+  if (s.call) output.push({ id: `fc_${hex(0x6f0 + step, 'cd')}`, type: 'function_call', status: 'completed', arguments: JSON.stringify(s.call[2]), call_id: s.call[0], name: s.call[1] });
+  return {
+    id: `resp_${hex(0x6e0 + step, 'ef')}`, object: 'response', created_at: 1767225600 + step, status: 'completed',
+    background: false, completed_at: 1767225601 + step, error: null, incomplete_details: null,
+    instructions: req.instructions ?? null, max_output_tokens: req.max_output_tokens ?? null, max_tool_calls: null,
+    model: 'scripted-model-1', output, parallel_tool_calls: req.parallel_tool_calls ?? true,
+    previous_response_id: req.previous_response_id ?? null, prompt_cache_key: null, prompt_cache_retention: null,
+    reasoning: { effort: null, summary: null }, safety_identifier: null, service_tier: 'default', store: req.store ?? true,
+    temperature: req.temperature ?? 1.0, text: { format: { type: 'text' }, verbosity: 'medium', ...req.text },
+    tool_choice: req.tool_choice ?? 'auto',
+    tools: (req.tools ?? []).map((t) => ({ type: t.type, description: t.description ?? null, name: t.name, parameters: t.parameters, strict: t.strict ?? true })),
+    top_logprobs: 0, top_p: req.top_p ?? 1.0, truncation: req.truncation ?? 'disabled',
+    usage: { input_tokens: 100 + step * 40, input_tokens_details: { cache_write_tokens: 0, cached_tokens: 0 }, output_tokens: 25, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 125 + step * 40 },
+    user: null, metadata: {},
+  };
+};
+const requestInputs = []; // per /responses request: the input item types (checked below)
 const scriptedFetch = async (url, init) => {
+  if (responsesApi) {
+    if (!String(url).endsWith('/responses')) throw new Error(`unexpected request ${url}`);
+    const req = JSON.parse(init.body);
+    if (req.stream !== false) throw new Error(`request stream=${req.stream}, expected false`);
+    // every earlier tool call comes back as a function_call item followed by its function_call_output
+    const input = Array.isArray(req.input) ? req.input : [{ role: 'user', content: req.input }];
+    for (const prev of steps.slice(0, step)) {
+      if (!prev.call) continue;
+      if (!input.some((i) => i.type === 'function_call' && i.call_id === prev.call[0])) throw new Error(`request ${step}: no function_call ${prev.call[0]} in input`);
+      if (!input.some((i) => i.type === 'function_call_output' && i.call_id === prev.call[0] && typeof i.output === 'string')) throw new Error(`request ${step}: no function_call_output for ${prev.call[0]} in input`);
+    }
+    requestInputs.push(input.map((i) => i.type ?? `role:${i.role}`));
+    const s = steps[Math.min(step++, steps.length - 1)];
+    return new Response(JSON.stringify(responsesAnswer(s, req)), { status: 200, headers: { 'content-type': 'application/json', 'x-request-id': `req_oa${S}_${step}` } });
+  }
   if (!String(url).endsWith('/chat/completions')) throw new Error(`unexpected request ${url}`);
   const s = steps[Math.min(step++, steps.length - 1)];
   if (JSON.parse(init.body).stream !== streaming) throw new Error(`request stream=${JSON.parse(init.body).stream}, expected ${streaming}`);
@@ -135,7 +185,7 @@ const client = new OpenAI({ apiKey: 'sk-capture-not-a-key', baseURL: 'http://127
 const agent = new Agent({
   name: 'checkout-agent',
   instructions: 'You are a checkout assistant. Use the tools to look up customers and charge cards.',
-  model: new OpenAIChatCompletionsModel(client, 'scripted-model-1'),
+  model: responsesApi ? new OpenAIResponsesModel(client, 'scripted-model-1') : new OpenAIChatCompletionsModel(client, 'scripted-model-1'),
   tools: [lookupCustomer, chargeCard],
 });
 const input = 'Please charge the customer from order 8841 for the open invoice and send the receipt.';
@@ -152,6 +202,7 @@ if (streaming) {
 } else {
   const res = await run(agent, input);
   console.error('final:', res.finalOutput, 'attempts:', chargeAttempts, 'model steps:', step);
+  if (responsesApi) console.error('responses request inputs:', JSON.stringify(requestInputs));
 }
 await agents.getGlobalTraceProvider().forceFlush();
 await provider.forceFlush();
@@ -190,8 +241,11 @@ const expect = scenario === 'unrecovered' ? {
 };
 // what the stream capture shows (read off the spans it wrote)
 if (streaming) expect.notes += ' Streamed (run with stream: true, the model reading SSE chat.completion.chunk events): the same 14 spans with the same attribute keys as openai_agents_recall. The generation spans\' output.value is the chat completion the SDK assembles from the chunks (its created is the local clock, not the chunks\' value), and their input.value lists each earlier assistant message with its tool_calls once, without the copy of the tool calls inside the message content that the non-streamed run has.';
+if (responsesApi) expect.notes += ' Responses API (OpenAIResponsesModel, POST /responses, not streamed): the same 14 spans, the four LLM spans named response instead of generation. Their input.value is the SDK\'s own item list (function_call items with callId and the arguments JSON string, function_call_result items whose output is {type: text, text: <tool result or errorFunction text>}), not the request body; their output.value is the whole response object (output[] with the message and the function_call item: call_id, name, arguments; instructions and tools echoed). llm.input_messages.N holds the instructions as message 0 (system) and per earlier turn an assistant message (role only), an assistant message with tool_calls.0 (id, name, arguments) and a tool message (tool_call_id, content); llm.output_messages.0 is the text (contents.0.message_content.text), llm.output_messages.1 the function call (tool_calls.0.tool_call.function.arguments). The call id is on the response spans only, as on the generation spans.';
 const pkgs = JSON.parse(fs.readFileSync(new URL('./package.json', import.meta.url))).dependencies;
 fs.writeFileSync(truthFile, JSON.stringify({
-  sdk: `openai-agents js + OpenInference (batch span processor, scenario ${scenario}${streaming ? ', run(..., { stream: true })' : ''})`, packages: pkgs, tools: truthTools, expect,
-  note: 'tools return JSON strings; call_id is the chat completion tool_call id as the tool saw it (details.toolCall.callId)',
+  sdk: `openai-agents js + OpenInference (batch span processor, scenario ${scenario}${streaming ? ', run(..., { stream: true })' : responsesApi ? ', OpenAIResponsesModel over POST /responses' : ''})`, packages: pkgs, tools: truthTools, expect,
+  note: responsesApi
+    ? 'tools return JSON strings; call_id is the Responses API function_call call_id as the tool saw it (details.toolCall.callId)'
+    : 'tools return JSON strings; call_id is the chat completion tool_call id as the tool saw it (details.toolCall.callId)',
 }, null, 2) + '\n');

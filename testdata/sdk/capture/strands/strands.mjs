@@ -1,7 +1,11 @@
 // Strands Agents TS run with a scripted Model subclass; tools come from an in-process MCP
 // McpServer over InMemoryTransport via McpClient. charge_card returns isError: true once;
 // an AfterToolCallEvent hook sets event.retry = true, the second attempt succeeds.
-// usage: node strands.mjs <batch|simple> <out.jsonl> <truth.json>
+// usage: node strands.mjs <batch|simple> [stream] <out.jsonl> <truth.json>
+// Without `stream` the script calls `agent.invoke`; with it (batch only, its own values) the same
+// run goes through `agent.stream(prompt)`, every event is read with `for await` and the result is
+// taken from the last event (`agentResultEvent`), and the scripted model streams as a provider
+// does: the text in word deltas, the tool input JSON in 12-character `toolUseInputDelta` pieces.
 import fs from 'node:fs';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -13,18 +17,23 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { z } from 'zod';
 import { startReceiver } from './receiver.mjs';
 
-const [proc = 'batch', outFile, truthFile] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const call = argv[1] === 'stream' ? argv.splice(1, 1)[0] : 'invoke'; // optional 2nd argument
+const [proc = 'batch', outFile, truthFile] = argv;
+const streaming = call === 'stream';
+const latest = (process.env.OTEL_SEMCONV_STABILITY_OPT_IN ?? '').includes('gen_ai_latest_experimental');
+if (streaming && (proc !== 'batch' || latest)) throw new Error('stream: only batch without the semconv opt-in has its own values');
 const receiver = await startReceiver(outFile);
 const exporter = new OTLPTraceExporter({ url: receiver.url });
 const provider = new NodeTracerProvider({
-  resource: resourceFromAttributes({ 'service.name': 'capture-strands' }),
+  resource: resourceFromAttributes({ 'service.name': `capture-strands${streaming ? '-stream' : ''}` }),
   spanProcessors: [proc === 'batch' ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter)],
 });
 provider.register();
 
-const latest = (process.env.OTEL_SEMCONV_STABILITY_OPT_IN ?? '').includes('gen_ai_latest_experimental');
-const S = latest ? 'l' : proc === 'batch' ? 'b' : 's';
-const D = latest ? '7' : proc === 'batch' ? '5' : '6';
+// distinct secret-like values per capture; the stream capture's t and 8 occur in no other one
+const S = streaming ? 't' : latest ? 'l' : proc === 'batch' ? 'b' : 's';
+const D = streaming ? '8' : latest ? '7' : proc === 'batch' ? '5' : '6';
 const calls = {
   lookup: { customer_id: `cus_st${S}_Kq9Fv3Lr`, email: `omar.haddad.st${S}@example.com` },
   charge: { card_number: `60111111111${D}1117`, email: `omar.haddad.pay${S}@example.com`, amount_cents: 2675, iban: `FR14200410100505000${D}3M02606` },
@@ -66,9 +75,10 @@ await server.connect(serverTransport);
 const mcp = new McpClient({ transport: clientTransport, applicationName: 'capture-strands' });
 
 // ---- scripted model
+const tid = (n) => `tooluse_st${streaming ? S : ''}_${n}`;
 const steps = [
-  { text: 'Let me look up the customer record first.', call: ['tooluse_st_lookup_1', 'lookup_customer', calls.lookup] },
-  { text: 'Found the customer. Charging the card now.', call: ['tooluse_st_charge_1', 'charge_card', calls.charge] },
+  { text: 'Let me look up the customer record first.', call: [tid('lookup_1'), 'lookup_customer', calls.lookup] },
+  { text: 'Found the customer. Charging the card now.', call: [tid('charge_1'), 'charge_card', calls.charge] },
   { text: 'Done: the order is paid and the receipt is on its way.' },
 ];
 class ScriptedModel extends Model {
@@ -77,6 +87,10 @@ class ScriptedModel extends Model {
   getConfig() { return this.config; }
   async *stream(_messages, _options) {
     const s = steps[Math.min(this.step++, steps.length - 1)];
+    if (streaming) {
+      yield* this.streamInPieces(s);
+      return;
+    }
     yield { type: 'modelMessageStartEvent', role: 'assistant' };
     yield { type: 'modelContentBlockStartEvent' };
     yield { type: 'modelContentBlockDeltaEvent', delta: { type: 'textDelta', text: s.text } };
@@ -84,6 +98,23 @@ class ScriptedModel extends Model {
     if (s.call) {
       yield { type: 'modelContentBlockStartEvent', start: { type: 'toolUseStart', name: s.call[1], toolUseId: s.call[0] } };
       yield { type: 'modelContentBlockDeltaEvent', delta: { type: 'toolUseInputDelta', input: JSON.stringify(s.call[2]) } };
+      yield { type: 'modelContentBlockStopEvent' };
+    }
+    yield { type: 'modelMessageStopEvent', stopReason: s.call ? 'toolUse' : 'endTurn' };
+    yield { type: 'modelMetadataEvent', usage: { inputTokens: 100 + this.step * 40, outputTokens: 25, totalTokens: 125 + this.step * 40 }, metrics: { latencyMs: 5 } };
+  }
+  // stream: the events in the order Strands' own providers emit them (models/openai chat-adapter):
+  // message start, the text block opened then one textDelta per word, the tool-use block opened
+  // with its name and id then its JSON input in toolUseInputDelta pieces, each block stopped,
+  // message stop with the stop reason, then the usage metadata
+  async *streamInPieces(s) {
+    yield { type: 'modelMessageStartEvent', role: 'assistant' };
+    yield { type: 'modelContentBlockStartEvent' };
+    for (const text of s.text.match(/\S+\s*/g)) yield { type: 'modelContentBlockDeltaEvent', delta: { type: 'textDelta', text } };
+    yield { type: 'modelContentBlockStopEvent' };
+    if (s.call) {
+      yield { type: 'modelContentBlockStartEvent', start: { type: 'toolUseStart', name: s.call[1], toolUseId: s.call[0] } };
+      for (const input of JSON.stringify(s.call[2]).match(/[^]{1,12}/g)) yield { type: 'modelContentBlockDeltaEvent', delta: { type: 'toolUseInputDelta', input } };
       yield { type: 'modelContentBlockStopEvent' };
     }
     yield { type: 'modelMessageStopEvent', stopReason: s.call ? 'toolUse' : 'endTurn' };
@@ -105,14 +136,27 @@ agent.addHook(AfterToolCallEvent, (event) => {
     event.retry = true;
   }
 });
-const res = await agent.invoke('Please charge the customer from order 5521 for the open invoice and send the receipt.');
+const prompt = 'Please charge the customer from order 5521 for the open invoice and send the receipt.';
+let res;
+if (streaming) {
+  const events = {};
+  for await (const ev of agent.stream(prompt)) {
+    const k = ev.type === 'modelStreamUpdateEvent' ? `update:${ev.event?.type}` : ev.type;
+    events[k] = (events[k] ?? 0) + 1;
+    if (ev.type === 'agentResultEvent') res = ev.result;
+  }
+  console.error('stream events:', JSON.stringify(events));
+  if (!res) throw new Error('stream: no agentResultEvent');
+} else {
+  res = await agent.invoke(prompt);
+}
 console.error('final:', String(res).slice(0, 100), 'retried:', retried, 'attempts:', chargeAttempts);
 await mcp.disconnect();
 await provider.forceFlush();
 await provider.shutdown();
 await receiver.close();
 console.error(`requests=${receiver.state.requests} spans=${receiver.state.spans}`);
-const ids = { lookup_customer: ['tooluse_st_lookup_1'], charge_card: ['tooluse_st_charge_1', 'tooluse_st_charge_1'] };
+const ids = { lookup_customer: [tid('lookup_1')], charge_card: [tid('charge_1'), tid('charge_1')] };
 for (const t of truthTools) t.call_id = ids[t.tool].shift();
 const pkgs = JSON.parse(fs.readFileSync(new URL('./package.json', import.meta.url))).dependencies;
-fs.writeFileSync(truthFile, JSON.stringify({ sdk: `strands-agents ts + MCP (${proc} span processor${latest ? ', OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental' : ''})`, packages: pkgs, tools: truthTools.map(({ tool, call_id, attempt, arguments: a, result, failed }) => ({ tool, call_id, attempt, arguments: a, result, failed })), note: 'tool results are MCP CallToolResult objects; charge_card attempt 1 returned isError: true and was re-run by an AfterToolCallEvent hook (event.retry = true) with the same toolUseId and arguments' }, null, 2) + '\n');
+fs.writeFileSync(truthFile, JSON.stringify({ sdk: `strands-agents ts + MCP (${proc} span processor${latest ? ', OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental' : ''}${streaming ? ', Agent.stream' : ''})`, packages: pkgs, tools: truthTools.map(({ tool, call_id, attempt, arguments: a, result, failed }) => ({ tool, call_id, attempt, arguments: a, result, failed })), note: 'tool results are MCP CallToolResult objects; charge_card attempt 1 returned isError: true and was re-run by an AfterToolCallEvent hook (event.retry = true) with the same toolUseId and arguments' }, null, 2) + '\n');
