@@ -30,7 +30,7 @@ type Lists struct {
 	// traceloop.entity.name, request#params.name].
 	ToolName []string `mapstructure:"tool_name"`
 	// Arguments: default [gen_ai.tool.call.arguments, ai.toolCall.args, input.value,
-	// traceloop.entity.input#arguments, traceloop.entity.input#args,
+	// traceloop.entity.input#arguments, traceloop.entity.input#args, traceloop.entity.input#kwargs,
 	// request#params.arguments, tool_input, event:gen_ai.tool.message:content].
 	Arguments []string `mapstructure:"arguments"`
 	// Result: default [gen_ai.tool.call.result, ai.toolCall.result,
@@ -76,7 +76,7 @@ func Defaults() Lists {
 		Attempt:  []string{"attempt", "retry.attempt", "gen_ai.tool.call.attempt"},
 		ToolName: []string{"gen_ai.tool.name", "tool.name", "tool_name", "ai.toolCall.name", "traceloop.entity.name", "request#params.name"},
 		Arguments: []string{"gen_ai.tool.call.arguments", "ai.toolCall.args", "input.value",
-			"traceloop.entity.input#arguments", "traceloop.entity.input#args", "request#params.arguments", "tool_input",
+			"traceloop.entity.input#arguments", "traceloop.entity.input#args", "traceloop.entity.input#kwargs", "request#params.arguments", "tool_input",
 			"event:gen_ai.tool.message:content"},
 		Result: []string{"gen_ai.tool.call.result", "ai.toolCall.result", "output.value#output.kwargs.content", "output.value",
 			"traceloop.entity.output#kwargs.content", "traceloop.entity.output", "response#result", "tool_response", "event:gen_ai.choice:message"},

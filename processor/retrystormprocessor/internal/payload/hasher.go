@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"hash"
 	"hash/maphash"
+	"strings"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -69,9 +70,37 @@ func (x *Hasher) canonicalText(s string) []byte {
 			x.scratch = out
 			return out
 		}
+	} else if looksLikeJSONString(s) {
+		// A JSON string holding a JSON document, as OpenLLMetry records a tool's returned
+		// string (JSON.stringify): hashed as the document, as a string element holding one
+		// is (canonicalizer.element), so the tool span's hash is the one the markers of the
+		// returned string's copies in messages carry. A JSON string holding anything else is
+		// hashed as the text it is, quotes and all, as before.
+		if out, ok := x.c.element(x.scratch, stringBytes(s)); ok && len(out) > 0 && out[0] != '"' {
+			x.scratch = out
+			return out
+		}
+		x.scratch = x.scratch[:0]
 	}
 	x.scratch = appendString(x.scratch, s)
 	return x.scratch
+}
+
+// HoldsEncodedDocument reports whether s is a JSON string holding a JSON document, which
+// Text hashes as that document.
+func HoldsEncodedDocument(s string) bool {
+	if !looksLikeJSONString(s) {
+		return false
+	}
+	var c canonicalizer
+	out, ok := c.element(nil, stringBytes(s))
+	return ok && len(out) > 0 && out[0] != '"'
+}
+
+// looksLikeJSONString reports whether s, white space aside, starts and ends with a quote.
+func looksLikeJSONString(s string) bool {
+	s = strings.TrimSpace(s)
+	return len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"'
 }
 
 // String digests a raw string as given (idempotency keys are opaque, not JSON).

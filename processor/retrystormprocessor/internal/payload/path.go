@@ -279,3 +279,65 @@ func unquote(tok []byte) (string, bool) {
 	}
 	return s, true
 }
+
+// EmptyAt reports that the element at path inside v, read as ValuePath reads it, is there
+// and holds nothing: an empty object, array or string. An argument source whose element
+// is empty is tried after those that hold something (toolspan).
+func (x *Hasher) EmptyAt(v pcommon.Value, path []string) bool {
+	if len(path) == 0 {
+		return emptyValue(v)
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		if !LooksLikeJSONContainer(v.Str()) {
+			return false
+		}
+		elem, ok := rawElement(stringBytes(v.Str()), path)
+		return ok && emptyJSON(elem)
+	case pcommon.ValueTypeMap:
+		cur, ok := mapElement(v, path)
+		return ok && emptyValue(cur)
+	}
+	return false
+}
+
+// emptyValue reports an attribute value that holds nothing: an empty map, slice or byte
+// array, or a string that is empty or an empty JSON object, array or string.
+func emptyValue(v pcommon.Value) bool {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		s := strings.TrimSpace(v.Str())
+		return s == "" || emptyJSON(stringBytes(s))
+	case pcommon.ValueTypeMap:
+		return v.Map().Len() == 0
+	case pcommon.ValueTypeSlice:
+		return v.Slice().Len() == 0
+	case pcommon.ValueTypeBytes:
+		return v.Bytes().Len() == 0
+	}
+	return false
+}
+
+// emptyJSON reports that elem, a JSON element, is {}, [] or "" (white space aside).
+func emptyJSON(elem []byte) bool {
+	i := skipSpace(elem, 0)
+	if i >= len(elem) {
+		return false
+	}
+	var closer byte
+	switch elem[i] {
+	case '{':
+		closer = '}'
+	case '[':
+		closer = ']'
+	case '"':
+		closer = '"'
+	default:
+		return false
+	}
+	j := i + 1
+	if closer != '"' {
+		j = skipSpace(elem, j)
+	}
+	return j < len(elem) && elem[j] == closer && skipSpace(elem, j+1) == len(elem)
+}

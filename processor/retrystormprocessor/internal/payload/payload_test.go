@@ -114,3 +114,24 @@ func TestCanonicalValuePath(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, `{"city":"Oslo"}`, string(got))
 }
+
+// TestAJSONStringHoldingADocumentHashesAsTheDocument: OpenLLMetry records a string a tool
+// returned as JSON (JSON.stringify), while a message copies the string: an attribute that is
+// a JSON string holding a JSON document hashes as the document. Any other JSON string, and
+// text that merely starts and ends with a quote, hashes as the text it is.
+func TestAJSONStringHoldingADocumentHashesAsTheDocument(t *testing.T) {
+	h := NewHasher(nil)
+	for _, c := range []struct{ encoded, copied string }{
+		{`"{\"charge_id\":\"ch_1\",\"amount\":7204}"`, `{"amount":7204,"charge_id":"ch_1"}`},
+		{` "[1, 2]" `, `[1,2]`},
+	} {
+		if got, want := h.Text(c.encoded), h.Text(c.copied); got != want {
+			t.Errorf("Text(%s) = %s, want the hash of %s, %s", c.encoded, got, c.copied, want)
+		}
+	}
+	for _, text := range []string{`"Done: the order is paid."`, `"yes" and "no"`, `"unterminated \"`, `"\"{}\""`} {
+		if got, want := h.Text(text), h.Sum(appendString(nil, text)); got != want {
+			t.Errorf("Text(%s) = %s, want the hash of the text as a JSON string, %s", text, got, want)
+		}
+	}
+}

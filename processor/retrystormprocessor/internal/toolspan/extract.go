@@ -1,6 +1,7 @@
 package toolspan
 
 import (
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -163,7 +164,7 @@ func (x *Extractor) toolNameFromSpanName(name string) string {
 func (x *Extractor) readHashes(a *Attempt, attrs attrs) {
 	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
 		a.ArgsHash = s
-	} else if h, ok := x.firstDigest(attrs, x.arguments); ok {
+	} else if h, ok := x.firstDigest(x.argumentSources(attrs)); ok {
 		a.ArgsHash = h
 	}
 	a.ResultHash, a.ResultPrint = x.resultDigest(attrs, true)
@@ -291,25 +292,21 @@ func (x *Extractor) HashedTexts(a *Attempt) (args, result HashedText) {
 	attrs := spanAttrs(a.Span)
 	if a.ArgsHash != "" {
 		if s, ok := x.firstString(attrs, x.argsHash); !ok || s == "" {
-			args = x.copiedText(attrs, x.arguments)
+			args = x.copiedText(x.argumentSources(attrs))
 		}
 	}
 	if a.ResultHash != "" {
 		if s, ok := x.firstString(attrs, x.resultHash); !ok || s == "" {
-			result = x.copiedText(attrs, x.result)
+			result = x.copiedText(presentSources(attrs, x.result))
 		}
 	}
 	return args, result
 }
 
-// copiedText is the text copies of the first present source of srcs are of (HashedTexts),
-// empty when it is neither a string nor an array of one string.
-func (x *Extractor) copiedText(attrs attrs, srcs []source) HashedText {
-	for _, src := range srcs {
-		v, ok := attrs.get(src)
-		if !ok {
-			continue
-		}
+// copiedText is the text copies of the first of sources are of (HashedTexts), empty when
+// it is neither a string nor an array of one string.
+func (x *Extractor) copiedText(sources iter.Seq2[pcommon.Value, source]) HashedText {
+	for v, src := range sources {
 		if len(src.Path) == 0 {
 			if v.Type() == pcommon.ValueTypeStr {
 				return HashedText{Text: v.Str()}
@@ -318,6 +315,11 @@ func (x *Extractor) copiedText(attrs attrs, srcs []source) HashedText {
 		}
 		// A path source that is absent falls through, as the hash does; one present decides.
 		if s, listed, present := x.hasher.CopiedText(v, src.Path); present {
+			if !listed && payload.HoldsEncodedDocument(s) {
+				// The element's hash is of the JSON string; a copy of s, the Hasher reads as
+				// the document inside: they differ, so s is named for no copy.
+				return HashedText{}
+			}
 			return HashedText{Text: s, Listed: listed && s != ""}
 		}
 	}
@@ -366,15 +368,60 @@ func (x *Extractor) firstString(attrs attrs, srcs []source) (string, bool) {
 	return "", false
 }
 
-func (x *Extractor) firstDigest(attrs attrs, srcs []source) (string, bool) {
-	for _, src := range srcs {
-		if v, ok := attrs.get(src); ok {
-			if h, ok := x.hasher.ValuePath(v, src.Path); ok {
-				return h, true
-			}
+func (x *Extractor) firstDigest(sources iter.Seq2[pcommon.Value, source]) (string, bool) {
+	for v, src := range sources {
+		if h, ok := x.hasher.ValuePath(v, src.Path); ok {
+			return h, true
 		}
 	}
 	return "", false
+}
+
+// argumentSources yields the argument sources present in attrs in the order they are
+// tried: those whose element holds something, in their configured order, then those whose
+// element is empty ({}, [] or "", Hasher.EmptyAt), in theirs. An empty element says
+// nothing of the call when another source says something: OpenLLMetry records a function's
+// arguments as {"args":[…],"kwargs":{}} when positional and {"args":[],"kwargs":{…}} when
+// one object, so whichever of args and kwargs holds them is read; a call with none still
+// hashes its empty arguments, as before.
+func (x *Extractor) argumentSources(attrs attrs) iter.Seq2[pcommon.Value, source] {
+	return func(yield func(pcommon.Value, source) bool) {
+		empty := false
+		for _, src := range x.arguments {
+			v, ok := attrs.get(src)
+			if !ok {
+				continue
+			}
+			if x.hasher.EmptyAt(v, src.Path) {
+				empty = true
+				continue
+			}
+			if !yield(v, src) {
+				return
+			}
+		}
+		if !empty {
+			return
+		}
+		for _, src := range x.arguments {
+			if v, ok := attrs.get(src); ok && x.hasher.EmptyAt(v, src.Path) {
+				if !yield(v, src) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// presentSources yields the sources of srcs present in attrs, in order.
+func presentSources(attrs attrs, srcs []source) iter.Seq2[pcommon.Value, source] {
+	return func(yield func(pcommon.Value, source) bool) {
+		for _, src := range srcs {
+			if v, ok := attrs.get(src); ok && !yield(v, src) {
+				return
+			}
+		}
+	}
 }
 
 // parseAttemptNumber accepts ints, integral doubles and strings holding integers; anything

@@ -76,7 +76,7 @@ func (x *Extractor) ArgsDigest(span ptrace.Span) string {
 	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
 		return s
 	}
-	h, _ := x.firstDigest(attrs, x.arguments)
+	h, _ := x.firstDigest(x.argumentSources(attrs))
 	return h
 }
 
@@ -89,11 +89,9 @@ func (x *Extractor) ArgsIdentity(span ptrace.Span) (given string, print uint64, 
 	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
 		return s, 0, true
 	}
-	for _, src := range x.arguments {
-		if v, ok := attrs.get(src); ok {
-			if p, ok := x.hasher.PathPrint(v, src.Path); ok {
-				return "", p, true
-			}
+	for v, src := range x.argumentSources(attrs) {
+		if p, ok := x.hasher.PathPrint(v, src.Path); ok {
+			return "", p, true
 		}
 	}
 	return "", 0, false
