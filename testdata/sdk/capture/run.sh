@@ -40,6 +40,8 @@ CAPTURES=(
   "openai_agents_responses_recall|openai_agents|openai_agents.mjs|recall responses|"
   "mastra_stream|mastra|mastra.mjs|stream|"
   "strands_stream|strands|strands.mjs|batch stream|"
+  "openllmetry_openai_recall|openllmetry_openai|openllmetry_openai.mjs|recall|"
+  "langchain_openinference_chatopenai|langchain|langchain_openinference.mjs|batch chatopenai|"
 )
 
 declare -A INSTALLED=()

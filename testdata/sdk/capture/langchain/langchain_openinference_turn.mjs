@@ -77,7 +77,9 @@ const expect = {
     ? 'one model turn (one AIMessage) with two lookup_customer tool calls with different arguments; both run in the same LangGraph tools step; two logical calls, no retry.'
     : 'one model turn (one AIMessage) with two lookup_customer tool calls with IDENTICAL arguments and different call ids; both run in the same LangGraph tools step; two logical calls, not a retry. OpenInference TOOL spans carry no call id, so the two spans differ only in their results (lookup_ref).',
 };
-const pkgs = JSON.parse(fs.readFileSync(new URL('./package.json', import.meta.url))).dependencies;
+// @langchain/openai and openai are loaded only by langchain_openinference.mjs chatopenai
+const pkgs = Object.fromEntries(Object.entries(JSON.parse(fs.readFileSync(new URL('./package.json', import.meta.url))).dependencies)
+  .filter(([name]) => !['@langchain/openai', 'openai'].includes(name)));
 fs.writeFileSync(truthFile, JSON.stringify({
   sdk: `langchain.js createAgent + OpenInference (batch span processor, one turn with two calls, ${scenario === 'diff' ? 'different' : 'same'} arguments)`,
   packages: pkgs, tools: truthTools, expect,
