@@ -42,6 +42,7 @@ CAPTURES=(
   "strands_stream|strands|strands.mjs|batch stream|"
   "openllmetry_openai_recall|openllmetry_openai|openllmetry_openai.mjs|recall|"
   "langchain_openinference_chatopenai|langchain|langchain_openinference.mjs|batch chatopenai|"
+  "vercel_ai_v7_mcp|vercel_mcp|vercel_ai_v7_mcp.mjs|batch|"
 )
 
 declare -A INSTALLED=()
