@@ -38,6 +38,7 @@ const CAPTURES = [
   ['openllmetry_openai_recall', 'batch (traceloop SDK)', 'no framework: a hand-written tool loop over the plain `openai` client (`chat.completions.create` with `tools`, a scripted `fetch` answering 4 completions), OpenLLMetry (`@traceloop/node-server-sdk`) OpenAI instrumentation, the run inside `traceloop.withAgent`, each tool inside `traceloop.withTool`; `charge_card` throws once (the loop sends `Error: <message>` back as the tool message, and the span of the execution that threw is never ended, so never exported), the model calls it again with a new call id and a backup card'],
   ['langchain_openinference_chatopenai', 'batch', 'as `langchain_openinference` with the provider class users run instead of `fakeModel()`: `new ChatOpenAI({ model: \'gpt-4o-mini\', apiKey: \'test\', configuration: { fetch } })` (`@langchain/openai` over `openai`); the scripted `fetch` answers the three non-streamed `POST /chat/completions` requests in process (`chat.completion` objects, tool calls as `tool_calls` with JSON-string `arguments`) and checks that each later request carries the earlier tool calls and tool messages'],
   ['vercel_ai_v7_mcp', 'batch', 'as `vercel_ai_v7`, with the tools from an in-process MCP server (`McpServer` over `InMemoryTransport`) through the AI SDK\'s MCP client (`createMCPClient` from `@ai-sdk/mcp`, `client.tools()`); `charge_card` returns `isError: true` once (not thrown: the tool span ends UNSET), the model calls it again with a new call id and a backup card'],
+  ['openai_agents_mcp', 'batch', 'as `openai_agents_recall`, with the tools from an MCP server in the same process (`McpServer` over `StreamableHTTPServerTransport` on a node http server on 127.0.0.1) through the SDK\'s `MCPServerStreamableHttp` (`mcpServers` on the agent); `charge_card` returns `isError: true` once (the SDK drops the flag: the TOOL span is OK), the model calls it again with a new call id and a backup card'],
 ];
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];
@@ -47,7 +48,9 @@ const short = (t, n = 300) => (t.length > n ? t.slice(0, n) + '…' : t);
 let summary = '| capture | SDK + versions | exporter / span processor | requests | spans | where tool payloads appear (location keys) |\n|---|---|---|---|---|---|\n';
 let details = '';
 for (const [name, proc, what] of CAPTURES) {
-  const jsonl = `${dir}${name}.jsonl`, truthF = `${dir}${name}.truth.json`;
+  // a capture the processor does not handle yet waits in pending/ (README.intro.md)
+  const at = fs.existsSync(`${dir}${name}.jsonl`) ? dir : `${dir}pending/`;
+  const jsonl = `${at}${name}.jsonl`, truthF = `${at}${name}.truth.json`;
   if (!fs.existsSync(jsonl)) continue;
   const truth = JSON.parse(fs.readFileSync(truthF, 'utf8'));
   const a = JSON.parse(run(jsonl, truthF, '--json'));

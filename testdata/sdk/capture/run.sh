@@ -43,6 +43,7 @@ CAPTURES=(
   "openllmetry_openai_recall|openllmetry_openai|openllmetry_openai.mjs|recall|"
   "langchain_openinference_chatopenai|langchain|langchain_openinference.mjs|batch chatopenai|"
   "vercel_ai_v7_mcp|vercel_mcp|vercel_ai_v7_mcp.mjs|batch|"
+  "openai_agents_mcp|openai_agents_mcp|openai_agents_mcp.mjs|recall||pending"
 )
 
 declare -A INSTALLED=()
