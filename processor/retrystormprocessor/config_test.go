@@ -98,6 +98,7 @@ func TestLoadConfig(t *testing.T) {
 			"recognition.tool_spans[0] must set exactly one of attribute, span_name, span_name_prefix",
 			"recognition.tool_spans[1] must set exactly one of attribute, span_name, span_name_prefix",
 			"recognition.tool_spans[1].value needs attribute",
+			"recognition.not_tool_spans[0] must set exactly one of attribute, span_name, span_name_prefix",
 			`attributes.call_id[0] must name an attribute, got ""`,
 			`attributes.call_id[1] must name an attribute, got "#path"`,
 		}},

@@ -31,6 +31,10 @@ type Recognition struct {
 	// openinference.span.kind=TOOL, span name ai.toolCall, span name claude_code.tool, span
 	// name prefix "MCP request: tools/call", attribute tool_name present).
 	ToolSpans []Rule `mapstructure:"tool_spans"`
+	// NotToolSpans are spans a tool_spans rule matches that are no tool-call attempt. Default:
+	// span name mcp_tools (OpenAI Agents JS lists an MCP server's tools in it once a turn,
+	// and OpenInference marks it openinference.span.kind=TOOL, with no tool name).
+	NotToolSpans []Rule `mapstructure:"not_tool_spans"`
 	// ToolNamePrefixes are span-name prefixes stripped to find the tool name when no
 	// tool-name attribute is present. Default ["MCP request: tools/call ", "MCP send
 	// tools/call ", "tools/call ", "execute_tool "].
@@ -46,15 +50,16 @@ type Recognition struct {
 	AgentSpans []Rule `mapstructure:"agent_spans"`
 }
 
-// ValidateRules reports an empty tool_spans list and every rule of tool_spans and
-// agent_spans that does not set exactly one matcher, as parent.tool_spans[i]. It is not
+// ValidateRules reports an empty tool_spans list and every rule of tool_spans,
+// not_tool_spans and agent_spans that does not set exactly one matcher, as parent.tool_spans[i]. It is not
 // Validate: confmap would call that a second time.
 func (r *Recognition) ValidateRules(parent string) error {
 	var errs error
 	if len(r.ToolSpans) == 0 {
 		errs = fmt.Errorf("%s.tool_spans must list at least one rule", parent)
 	}
-	return errors.Join(errs, validateRules(parent+".tool_spans", r.ToolSpans), validateRules(parent+".agent_spans", r.AgentSpans))
+	return errors.Join(errs, validateRules(parent+".tool_spans", r.ToolSpans), validateRules(parent+".not_tool_spans", r.NotToolSpans),
+		validateRules(parent+".agent_spans", r.AgentSpans))
 }
 
 func validateRules(list string, rules []Rule) error {
@@ -113,6 +118,7 @@ func DefaultRecognition() Recognition {
 			{SpanNamePrefix: "MCP request: tools/call"},
 			{Attribute: "tool_name"},
 		},
+		NotToolSpans:     []Rule{{SpanName: "mcp_tools"}},
 		ToolNamePrefixes: []string{"MCP request: tools/call ", "MCP send tools/call ", "tools/call ", "execute_tool "},
 		ToolNameSuffixes: []string{".tool"},
 		AgentSpans: []Rule{

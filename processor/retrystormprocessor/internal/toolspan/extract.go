@@ -39,6 +39,8 @@ type Extractor struct {
 	errorType  source
 	index      *attrIndex
 	recognizer recognizer
+	// notTools are the not_tool_spans rules: matched spans are no attempt.
+	notTools   recognizer
 	agents     recognizer
 	hasher     *payload.Hasher
 	overrideOK bool
@@ -71,6 +73,7 @@ func NewExtractor(cfg Config, key []byte, overrideOK bool) *Extractor {
 		errorType:  source{Source: attrsource.Source{Key: "error.type"}},
 		index:      &attrIndex{ids: map[string]int32{}},
 		recognizer: newRecognizer(cfg.ToolSpans),
+		notTools:   newRecognizer(cfg.NotToolSpans),
 		agents:     newRecognizer(cfg.AgentSpans),
 		hasher:     payload.NewHasher(key),
 		overrideOK: overrideOK,

@@ -72,12 +72,21 @@ func (x *Extractor) IsToolSpan(span ptrace.Span) bool {
 	return tool
 }
 
-// Recognize reports whether span matches a recognition rule and, in the same pass over
-// its attributes, whether it carries the attribute also (when not empty). As with
-// pcommon.Map.Get, only the first of a repeated key counts.
+// Recognize reports whether span matches a recognition rule and no not_tool_spans rule
+// and, in the same pass over its attributes, whether it carries the attribute also (when
+// not empty). As with pcommon.Map.Get, only the first of a repeated key counts.
 func (x *Extractor) Recognize(span ptrace.Span, also string) (tool, has bool) {
-	return x.recognizer.match(span, also)
+	tool, has = x.recognizer.match(span, also)
+	if tool && !x.notTools.empty() {
+		if excluded, _ := x.notTools.match(span, ""); excluded {
+			tool = false
+		}
+	}
+	return tool, has
 }
+
+// empty reports a recognizer without rules.
+func (r *recognizer) empty() bool { return len(r.names) == 0 && len(r.attrs) == 0 }
 
 // IsAgentSpan reports whether span matches a recognition.agent_spans rule.
 func (x *Extractor) IsAgentSpan(span ptrace.Span) bool {
