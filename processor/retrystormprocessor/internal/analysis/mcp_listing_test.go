@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/fixtures"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
@@ -22,7 +22,7 @@ func TestMCPToolListingsAreNotAttempts(t *testing.T) {
 	requests, _ := fixtures.LoadCapture(t, "pending/openai_agents_mcp")
 	listings := 0
 	for _, td := range requests {
-		for _, s := range buffertest.AllSpans(td) {
+		for _, s := range tracespans.All(td) {
 			if s.Name() == "mcp_tools" {
 				listings++
 			}

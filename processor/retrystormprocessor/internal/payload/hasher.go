@@ -70,31 +70,39 @@ func (x *Hasher) canonicalText(s string) []byte {
 			x.scratch = out
 			return out
 		}
-	} else if looksLikeJSONString(s) {
-		// A JSON string holding a JSON document, as OpenLLMetry records a tool's returned
-		// string (JSON.stringify): hashed as the document, as a string element holding one
-		// is (canonicalizer.element), so the tool span's hash is the one the markers of the
-		// returned string's copies in messages carry. A JSON string holding anything else is
-		// hashed as the text it is, quotes and all, as before.
-		if out, ok := x.c.element(x.scratch, stringBytes(s)); ok && len(out) > 0 && out[0] != '"' {
-			x.scratch = out
-			return out
-		}
-		x.scratch = x.scratch[:0]
+	} else if doc, ok := x.encodedDocument(s); ok {
+		x.scratch = doc
+		return doc
 	}
-	x.scratch = appendString(x.scratch, s)
+	x.scratch = appendString(x.scratch[:0], s)
 	return x.scratch
+}
+
+// encodedDocument is the canonical JSON of the document s holds when s is a JSON string
+// holding one, as OpenLLMetry records a tool's returned string (JSON.stringify): it is
+// hashed as the document, as a string element holding one is (canonicalizer.element), so
+// the tool span's hash is the one the markers of the returned string's copies in messages
+// carry. A JSON string holding anything else is hashed as the text it is, quotes and all.
+// The result is written to the scratch space.
+func (x *Hasher) encodedDocument(s string) ([]byte, bool) {
+	if !looksLikeJSONString(s) {
+		return nil, false
+	}
+	out, ok := x.c.element(x.scratch[:0], stringBytes(s))
+	if !ok || len(out) == 0 || out[0] == '"' {
+		return nil, false
+	}
+	return out, true
 }
 
 // HoldsEncodedDocument reports whether s is a JSON string holding a JSON document, which
 // Text hashes as that document.
-func HoldsEncodedDocument(s string) bool {
-	if !looksLikeJSONString(s) {
-		return false
+func (x *Hasher) HoldsEncodedDocument(s string) bool {
+	doc, ok := x.encodedDocument(s)
+	if ok {
+		x.scratch = doc
 	}
-	var c canonicalizer
-	out, ok := c.element(nil, stringBytes(s))
-	return ok && len(out) > 0 && out[0] != '"'
+	return ok
 }
 
 // looksLikeJSONString reports whether s, white space aside, starts and ends with a quote.

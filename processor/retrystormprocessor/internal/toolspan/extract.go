@@ -318,7 +318,7 @@ func (x *Extractor) copiedText(sources iter.Seq2[pcommon.Value, source]) HashedT
 		}
 		// A path source that is absent falls through, as the hash does; one present decides.
 		if s, listed, present := x.hasher.CopiedText(v, src.Path); present {
-			if !listed && payload.HoldsEncodedDocument(s) {
+			if !listed && x.hasher.HoldsEncodedDocument(s) {
 				// The element's hash is of the JSON string; a copy of s, the Hasher reads as
 				// the document inside: they differ, so s is named for no copy.
 				return HashedText{}
