@@ -3,6 +3,7 @@ package redact
 import (
 	"strings"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/messages"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -66,11 +67,11 @@ func (r *Redactor) flattenedMessages(m pcommon.Map) int {
 		}
 		last := rest[strings.LastIndexByte(rest, '.')+1:]
 		switch {
-		case roleOf(last)&argKey != 0 && strings.Contains(rest, "tool_call"),
-			roleOf(last)&textKey != 0 && toolRoles[roles[msg]]:
+		case messages.RoleOf(last)&messages.ArgKey != 0 && strings.Contains(rest, "tool_call"),
+			messages.RoleOf(last)&messages.TextKey != 0 && messages.IsToolRole(roles[msg]):
 			v.SetStr(r.rw.markValue(v))
 			n++
-		case roleOf(last)&textKey != 0 && !r.rw.keepText && v.Type() == pcommon.ValueTypeStr && v.Str() != "":
+		case messages.RoleOf(last)&messages.TextKey != 0 && !r.rw.keepText && v.Type() == pcommon.ValueTypeStr && v.Str() != "":
 			v.SetStr(Scrubbed)
 			n++
 		}

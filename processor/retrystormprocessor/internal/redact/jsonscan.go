@@ -4,6 +4,8 @@ import (
 	"hash/maphash"
 	"slices"
 	"strings"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/messages"
 )
 
 // A message structure is rewritten in one pass over its bytes: the scan validates the
@@ -45,7 +47,7 @@ type lateMember struct {
 	from, to int
 	// container: its edits are edits[editsFrom:editsTo], making replaced replacements.
 	container          bool
-	seen               part
+	seen               messages.Part
 	editsFrom, editsTo int
 	replaced           int
 }
@@ -218,7 +220,7 @@ func (sc *scan) object(start int, parentKey string, inList bool, ctx context, de
 	s := sc.s
 	first := len(sc.edits)
 	late := sc.w.lateScratch(depth)
-	var f facts
+	var f messages.Facts
 	i := skipSpace(s, start+1)
 	if i < len(s) && s[i] == '}' {
 		return i + 1, true
@@ -242,7 +244,7 @@ func (sc *scan) object(start int, parentKey string, inList bool, ctx context, de
 		if i >= len(s) {
 			return 0, false
 		}
-		f.note(key)
+		f.Note(key)
 		// A string's end is found once, whoever reads it.
 		strEnd := -1
 		if s[i] == '"' {
@@ -250,12 +252,12 @@ func (sc *scan) object(start int, parentKey string, inList bool, ctx context, de
 				return 0, false
 			}
 		}
-		p := classify(&f, parentKey, inList)
+		p := messages.Classify(&f, parentKey, inList)
 		var end int
 		switch {
-		case f.typed != partOther || !dependsOnPart(ctx, key, s, i, strEnd):
+		case f.Typed != messages.Other || !dependsOnPart(ctx, key, s, i, strEnd):
 			end, ok = sc.member(p, ctx, key, i, strEnd, depth)
-		case strEnd >= 0 || roleOf(key)&argKey != 0 || roleOf(key)&resultKey != 0 && key != "content":
+		case strEnd >= 0 || messages.RoleOf(key)&messages.ArgKey != 0 || messages.RoleOf(key)&messages.ResultKey != 0 && key != "content":
 			// A string's end is known. A call's arguments or a response's result is most
 			// often a marker once the object's type is read: it is found by its brackets
 			// alone and read once, then.
@@ -275,7 +277,7 @@ func (sc *scan) object(start int, parentKey string, inList bool, ctx context, de
 		}
 		if strEnd >= 0 && (key == "type" || key == "role") {
 			str, _ := unquote(s[i:strEnd])
-			f.noteString(key, str)
+			f.NoteString(key, str)
 		}
 		if i = skipSpace(s, end); i >= len(s) {
 			return 0, false
@@ -291,14 +293,14 @@ func (sc *scan) object(start int, parentKey string, inList bool, ctx context, de
 		break
 	}
 	sc.w.late[depth] = late
-	if len(late) > 0 && !sc.readLate(late, classify(&f, parentKey, inList), ctx, first, depth) {
+	if len(late) > 0 && !sc.readLate(late, messages.Classify(&f, parentKey, inList), ctx, first, depth) {
 		return 0, false
 	}
 	return i, true
 }
 
 // readLate reads the late members of an object classified p, whose edits start at first.
-func (sc *scan) readLate(late []lateMember, p part, ctx context, first, depth int) bool {
+func (sc *scan) readLate(late []lateMember, p messages.Part, ctx context, first, depth int) bool {
 	moved := false
 	for _, m := range late {
 		if m.container {
@@ -326,7 +328,7 @@ func (sc *scan) readLate(late []lateMember, p part, ctx context, first, depth in
 
 // member reads the value of member key at s[i] of an object classified p; strEnd is the
 // end of a string value, -1 when the value is not a string or its end is not yet known.
-func (sc *scan) member(p part, ctx context, key string, i, strEnd, depth int) (int, bool) {
+func (sc *scan) member(p messages.Part, ctx context, key string, i, strEnd, depth int) (int, bool) {
 	s := sc.s
 	isString := s[i] == '"'
 	if isString && strEnd < 0 {
@@ -354,7 +356,7 @@ func (sc *scan) member(p part, ctx context, key string, i, strEnd, depth int) (i
 		sc.edit(from, to, sc.w.markJSON(s[from:to]).quoted)
 		return end, true
 	}
-	if g := sc.w.gather; g != nil && isString && roleOf(key)&textKey != 0 && !isMarker(s[i+1:strEnd-1]) {
+	if g := sc.w.gather; g != nil && isString && messages.RoleOf(key)&messages.TextKey != 0 && !isMarker(s[i+1:strEnd-1]) {
 		g.addRaw(s[i:strEnd], depth) // text is hunted whole, then read on
 	}
 	switch {
@@ -392,7 +394,7 @@ func (sc *scan) markedPart(i, strEnd int, isString bool) (end, from, to int, ok 
 // response's content and a tool message's content or parts are read so, and a container
 // under tool text is read as text unless its object is a call or a response.
 func dependsOnPart(ctx context, key string, s string, i, strEnd int) bool {
-	if roleOf(key)&(argKey|resultKey) != 0 {
+	if messages.RoleOf(key)&(messages.ArgKey|messages.ResultKey) != 0 {
 		return true
 	}
 	nested := s[i] == '{' || s[i] == '[' || strEnd >= 0 && holdsContainer(s[i:strEnd])
@@ -400,7 +402,7 @@ func dependsOnPart(ctx context, key string, s string, i, strEnd int) bool {
 }
 
 // sameReading reports whether member key reads alike in objects classified a and b.
-func (w *rewriter) sameReading(a, b part, ctx context, key string) bool {
+func (w *rewriter) sameReading(a, b messages.Part, ctx context, key string) bool {
 	ma, ta := w.replacement(a, ctx, key, false)
 	mb, tb := w.replacement(b, ctx, key, false)
 	return ma == mb && ta == tb && (ma || childContext(a, ctx, key) == childContext(b, ctx, key))

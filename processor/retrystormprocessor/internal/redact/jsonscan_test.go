@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/messages"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
 
@@ -26,10 +27,10 @@ func TestDependsOnPartMatchesItsDefinition(t *testing.T) {
 					}
 					nested := v[0] == '{' || v[0] == '[' || holdsContainer(v)
 					want := false
-					m0, t0 := w.replacement(partOther, ctx, key, v[0] == '"')
-					for _, p := range []part{partCall, partResult, partToolMessage} {
+					m0, t0 := w.replacement(messages.Other, ctx, key, v[0] == '"')
+					for _, p := range []messages.Part{messages.Call, messages.Result, messages.ToolMessage} {
 						m, tx := w.replacement(p, ctx, key, v[0] == '"')
-						if m != m0 || tx != t0 || nested && !m && childContext(p, ctx, key) != childContext(partOther, ctx, key) {
+						if m != m0 || tx != t0 || nested && !m && childContext(p, ctx, key) != childContext(messages.Other, ctx, key) {
 							want = true
 						}
 					}

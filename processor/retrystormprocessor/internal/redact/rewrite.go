@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/messages"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
 
@@ -89,7 +90,7 @@ func Marker(hash string) string { return "[redacted:" + hash + "]" }
 // capitalised) — in the value itself, or in the member that holds it. One fast substring
 // search then spares scanning text messages.
 func (w *rewriter) nothingToDo(raw, parentKey string, ctx context) bool {
-	if !w.keepText || ctx != ctxNone || roleOf(parentKey)&(callWrapperKey|resultWrapperKey|callListKey|resultListKey) != 0 {
+	if !w.keepText || ctx != ctxNone || messages.RoleOf(parentKey)&(messages.CallWrapperKey|messages.ResultWrapperKey|messages.CallListKey|messages.ResultListKey) != 0 {
 		return false
 	}
 	return !holdsToolWord(raw)
@@ -284,7 +285,7 @@ func (w *rewriter) str(v pcommon.Value, parentKey string, inList bool, ctx conte
 // object rewrites an attribute map that is one object of a message structure (a map-typed
 // part, or the attributes of a message event).
 func (w *rewriter) object(m pcommon.Map, parentKey string, inList bool, ctx context, depth int) {
-	p := classify(factsOfMap(m), parentKey, inList)
+	p := messages.Classify(messages.FactsOfMap(m), parentKey, inList)
 	for key, v := range m.All() {
 		marker, text := w.replacement(p, ctx, key, v.Type() == pcommon.ValueTypeStr)
 		switch {
