@@ -44,6 +44,12 @@ CAPTURES=(
   "langchain_openinference_chatopenai|langchain|langchain_openinference.mjs|batch chatopenai|"
   "vercel_ai_v7_mcp|vercel_mcp|vercel_ai_v7_mcp.mjs|batch|"
   "openai_agents_mcp|openai_agents_mcp|openai_agents_mcp.mjs|recall||pending"
+  "adk_recall|adk|adk.mjs|recall batch||pending"
+  "adk_mcp|adk|adk.mjs|mcp batch||pending"
+  "adk_retry|adk|adk.mjs|retry batch||pending"
+  "adk_simple|adk|adk.mjs|recall simple||pending"
+  "langgraph_retrypolicy|langgraph|langgraph_retrypolicy.mjs|plain||pending"
+  "langgraph_retrypolicy_mcp|langgraph|langgraph_retrypolicy.mjs|mcp||pending"
 )
 
 declare -A INSTALLED=()
