@@ -50,6 +50,11 @@ CAPTURES=(
   "adk_simple|adk|adk.mjs|recall simple||pending"
   "langgraph_retrypolicy|langgraph|langgraph_retrypolicy.mjs|plain||pending"
   "langgraph_retrypolicy_mcp|langgraph|langgraph_retrypolicy.mjs|mcp||pending"
+  "genkit_recall|genkit|genkit_scenarios.mjs|recall||pending"
+  "genkit_retry|genkit|genkit_scenarios.mjs|retry||pending"
+  "genkit_mcp|genkit|genkit_scenarios.mjs|mcp||pending"
+  "voltagent_recall|voltagent|voltagent_scenarios.mjs|recall||pending"
+  "voltagent_mcp|voltagent|voltagent_scenarios.mjs|mcp||pending"
 )
 
 declare -A INSTALLED=()
