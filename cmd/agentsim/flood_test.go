@@ -35,7 +35,8 @@ func TestPiecesAndFlood(t *testing.T) {
 	rootIn := map[string]int{}
 	floodSpans := 0
 	for k, td := range c.requests {
-		for res, span := range tracespans.All(td) {
+		for o, span := range tracespans.All(td) {
+			res := o.Resource
 			svc, _ := res.Attributes().Get("service.name")
 			id := span.TraceID().String()
 			switch {

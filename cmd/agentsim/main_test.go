@@ -42,7 +42,8 @@ func (c *collector) add(td ptrace.Traces) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.requests = append(c.requests, td)
-	for res, span := range tracespans.All(td) {
+	for o, span := range tracespans.All(td) {
+		res := o.Resource
 		if v, ok := res.Attributes().Get("service.name"); ok {
 			c.services[v.Str()] = true
 		}

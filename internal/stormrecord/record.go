@@ -27,9 +27,16 @@ const (
 	AttrArgsHash     = "retrystorm.args.hash"
 	AttrResultHash   = "retrystorm.result.hash"
 	AttrIdemHash     = "retrystorm.idem.hash"
+	// AttrFollowed lists what following the model supplied of an attempt
+	// (FollowedFields): the span itself did not say it.
+	AttrFollowed = "retrystorm.call.followed"
 	AttrStatusRemap  = "retrystorm.status.remapped"
 	AttrTraceStorms  = "retrystorm.trace.storms"
 	AttrTraceFinding = "retrystorm.trace.findings"
+	// AttrTraceUnseen counts the trace's tool calls retry_storm could not see (a model's
+	// request no span answered, an attempt whose arguments or result nothing gave);
+	// written when not zero.
+	AttrTraceUnseen = "retrystorm.trace.unseen_tool_calls"
 	AttrSampling     = "retrystorm.sampling.reason"
 	// AttrCallSummary holds the JSON-encoded Record of a logical call (or agent-level
 	// chain) on its last attempt, so the exporter needs no second analysis. It is written

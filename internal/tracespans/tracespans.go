@@ -1,4 +1,4 @@
-// Package tracespans walks every span of a ptrace.Traces, with its resource.
+// Package tracespans walks every span of a ptrace.Traces, with its resource and scope.
 package tracespans // import "github.com/retrystorm/retrystorm/internal/tracespans"
 
 import (
@@ -8,18 +8,25 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// All yields each span of td with its resource, in order: resource by resource, scope by
+// Origin is where a span was sent from: its resource and instrumentation scope.
+type Origin struct {
+	Resource pcommon.Resource
+	Scope    pcommon.InstrumentationScope
+}
+
+// All yields each span of td with its origin, in order: resource by resource, scope by
 // scope, span by span (the order a span tree indexes them in).
-func All(td ptrace.Traces) iter.Seq2[pcommon.Resource, ptrace.Span] {
-	return func(yield func(pcommon.Resource, ptrace.Span) bool) {
+func All(td ptrace.Traces) iter.Seq2[Origin, ptrace.Span] {
+	return func(yield func(Origin, ptrace.Span) bool) {
 		rss := td.ResourceSpans()
 		for i := 0; i < rss.Len(); i++ {
 			rs := rss.At(i)
 			sss := rs.ScopeSpans()
 			for j := 0; j < sss.Len(); j++ {
+				o := Origin{Resource: rs.Resource(), Scope: sss.At(j).Scope()}
 				spans := sss.At(j).Spans()
 				for k := 0; k < spans.Len(); k++ {
-					if !yield(rs.Resource(), spans.At(k)) {
+					if !yield(o, spans.At(k)) {
 						return
 					}
 				}

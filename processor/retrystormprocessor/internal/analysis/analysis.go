@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/classify"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/conversation"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
@@ -98,6 +99,15 @@ type Trace struct {
 	// ToolSpans are the tree nodes of every recognised tool span: attempts, logical spans
 	// and nested duplicates, whose raw payloads redaction removes.
 	ToolSpans []int32
+	// PayloadKeys are, for tool spans no rule names (following the model found them), the
+	// attributes holding their raw payload.
+	PayloadKeys map[int32][]string
+	// ModelPayloads are the arguments and results the model's requests and responses
+	// carry, as JSON text: every value in them is hunted like an attempt's own.
+	ModelPayloads []string
+	// Unseen counts the tool calls the trace shows retry_storm could not see: requests no
+	// span answered, attempts whose arguments or result nothing read.
+	Unseen map[UnseenKey]int
 
 	ToolAttempts       int
 	IncompleteAttempts int
@@ -119,6 +129,8 @@ type Analyzer struct {
 	spare   *grouping.Tree
 	// isAgent is x.IsAgentSpan, bound once: a method value made per trace would allocate.
 	isAgent func(ptrace.Span) bool
+	// reader reads the model's side of tool calls, for following the model.
+	reader *conversation.Reader
 }
 
 // New returns an Analyzer. mem is the bounded cross-trace memory of the stale-cache check;
@@ -128,7 +140,7 @@ func New(cfg Config, mem findings.ResultMemory) *Analyzer {
 		cfg.StormThreshold = 2
 	}
 	x := toolspan.NewExtractor(cfg.Recognition, cfg.Key, cfg.OverrideOK)
-	return &Analyzer{cfg: cfg, x: x, mem: mem, scratch: newTriageScratch(), isAgent: x.IsAgentSpan}
+	return &Analyzer{cfg: cfg, x: x, mem: mem, scratch: newTriageScratch(), isAgent: x.IsAgentSpan, reader: conversation.NewReader()}
 }
 
 // Analyze analyses td, which holds the spans of one trace. It never modifies td.
@@ -206,15 +218,25 @@ func (an *Analyzer) attempts(t *grouping.Tree, out *Trace) ([]*grouping.Attempt,
 	defer func() { an.scratch.analysisIsTool, an.scratch.analysisLogical = isTool[:0], logical[:0] }()
 	for i := range t.Nodes {
 		isTool[i], _ = an.recognize(&t.Nodes[i], "")
+	}
+	server := an.scratch.analysisServer[:0]
+	markLogical(t, isTool, logical)
+	f := an.follow(t, isTool, logical)
+	if f != nil {
+		out.ModelPayloads = f.conv.Payloads()
+	}
+	server = markServerSide(t, isTool, server)
+	an.scratch.analysisServer = server
+	for _, s := range server {
+		isTool[s] = false
+	}
+	markLogical(t, isTool, logical)
+	for i := range t.Nodes {
 		if isTool[i] {
 			out.ToolSpans = append(out.ToolSpans, int32(i))
 		}
 	}
-	for i := range t.Nodes {
-		if p := t.Nodes[i].Parent; isTool[i] && p >= 0 && isTool[p] {
-			logical[p] = true
-		}
-	}
+	out.ToolSpans = append(out.ToolSpans, server...)
 	count := 0
 	for i := range t.Nodes {
 		if isTool[i] && !logical[i] {
@@ -236,25 +258,60 @@ func (an *Analyzer) attempts(t *grouping.Tree, out *Trace) ([]*grouping.Attempt,
 		}
 		a := &slab[len(attempts)]
 		*a = grouping.Attempt{Attempt: an.x.Extract(node.Span, node.Resource), Node: int32(i), Logical: -1}
+		if f != nil {
+			an.completeFollowed(a, f, out)
+		}
 		if p := node.Parent; p >= 0 && logical[p] {
 			a.Logical = p
 		}
 		a.Agent = t.Agent(int32(i))
+		a.AgentRun = t.AgentRun(a.Agent)
 		if a.RunID == "" && a.Agent >= 0 {
 			a.RunID = an.x.RunID(t.Nodes[a.Agent].Span)
 		}
 		a.Sends = sends(t, int32(i), isTool)
 		reads.Add(a.ReadAsset, findings.ToolReadOK(a.Status))
-		if a.Remap != nil {
-			out.Remaps++
-		}
 		tools[a.ToolName] = struct{}{}
 		attempts = append(attempts, a)
 	}
 	for name := range tools {
 		out.Tools = append(out.Tools, name)
 	}
+	an.failFromServerSide(t, server, isTool, attempts)
+	for _, a := range attempts {
+		if a.Remap != nil {
+			out.Remaps++
+		}
+	}
+	out.Unseen = countUnseen(t, f, attempts)
 	return attempts, reads
+}
+
+// markLogical marks the tool spans with tool-span children.
+func markLogical(t *grouping.Tree, isTool, logical []bool) {
+	clear(logical)
+	for i := range t.Nodes {
+		if p := t.Nodes[i].Parent; isTool[i] && p >= 0 && isTool[p] {
+			logical[p] = true
+		}
+	}
+}
+
+// completeFollowed completes an attempt with what following the model learned of it: the
+// payload of a span no rule names, read by its keys' roles, and what the model said.
+func (an *Analyzer) completeFollowed(a *grouping.Attempt, f *followed, out *Trace) {
+	if f.byRole[a.Node] {
+		an.x.ReadByRole(&a.Attempt)
+		if len(a.RedactKeys) > 0 {
+			if out.PayloadKeys == nil {
+				out.PayloadKeys = map[int32][]string{}
+			}
+			out.PayloadKeys[a.Node] = a.RedactKeys
+		}
+	}
+	if told, ok := f.told[a.Node]; ok {
+		an.x.Fill(&a.Attempt, told)
+	}
 }
 
 // sends collects the HTTP client spans below an attempt, not crossing into other tool

@@ -3,7 +3,6 @@ package analysis
 import (
 	"iter"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/tracespans"
@@ -23,7 +22,7 @@ func (an *Analyzer) Index(td ptrace.Traces) *IndexedTrace {
 // IndexSpans is Index on the n spans spans yields, each with its resource, wherever they
 // are held. arrivals, when it holds one Arrival per span in the same order, saves the tree,
 // Triage and AnalyzeTree reading the spans' ids, statuses and attributes again.
-func (an *Analyzer) IndexSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span], arrivals []grouping.Arrival) *IndexedTrace {
+func (an *Analyzer) IndexSpans(n int, spans iter.Seq2[tracespans.Origin, ptrace.Span], arrivals []grouping.Arrival) *IndexedTrace {
 	t := an.spare
 	an.spare = nil
 	if t == nil {

@@ -21,6 +21,8 @@ type Settled struct {
 	DegradedCalls int
 	// ClampedStarts and ClampedEnds count the attempts' times past toolspan.MaxTimestamp.
 	ClampedStarts, ClampedEnds int
+	// Unseen counts the tool calls the trace shows retry_storm could not see.
+	Unseen map[UnseenKey]int
 	// results are the ok results' fingerprints and start times, for the stale-cache memory.
 	results []settledResult
 }
@@ -41,6 +43,7 @@ func (an *Analyzer) Settle(q *IndexedTrace, traceState string) *Settled {
 		DegradedCalls: q.DegradedCalls,
 		ClampedStarts: q.ClampedStarts,
 		ClampedEnds:   q.ClampedEnds,
+		Unseen:        q.Unseen,
 	}
 	nodes := q.Tree.Nodes
 	if len(nodes) > 0 {

@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/conversation"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/outcome"
@@ -30,6 +31,9 @@ type IndexedTrace struct {
 	DegradedCalls int
 	// ClampedStarts and ClampedEnds count the attempts' times past toolspan.MaxTimestamp.
 	ClampedStarts, ClampedEnds int
+	// Unseen counts the tool calls the trace shows retry_storm could not see, set when
+	// Clean, as Analyze would count them.
+	Unseen map[UnseenKey]int
 	// printed holds the node and result fingerprint of each attempt with a result.
 	printed []printedResult
 	// stop names the step that ended a triage without proof, for tests.
@@ -59,9 +63,13 @@ type triageScratch struct {
 	printed  []printedResult
 	// warmth keeps warm's loads from being optimised away.
 	warmth int
-	// analysisIsTool and analysisLogical are AnalyzeTree's.
+	// analysisIsTool, analysisLogical and analysisServer are AnalyzeTree's.
 	analysisIsTool  []bool
 	analysisLogical []bool
+	analysisServer  []int32
+	// executors and printedNodes are followTriage's.
+	executors    []conversation.Executor
+	printedNodes map[int32]bool
 }
 
 func newTriageScratch() triageScratch {
@@ -72,6 +80,8 @@ func newTriageScratch() triageScratch {
 		hashed: map[groupKey]struct{}{},
 		idems:  map[string]struct{}{},
 		sends:  map[int32]int{},
+
+		printedNodes: map[int32]bool{},
 	}
 }
 
@@ -181,6 +191,9 @@ func (an *Analyzer) triageSteps(q *IndexedTrace, st *triageSpans) triageStop {
 		return stop
 	}
 	if stop := an.oneAttemptPerCall(q, st.attempts); stop != "" {
+		return stop
+	}
+	if stop := an.followTriage(q, st); stop != "" {
 		return stop
 	}
 	if !an.fewSends(t, st.isTool, st.toolKids) {

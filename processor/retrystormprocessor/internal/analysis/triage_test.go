@@ -41,6 +41,7 @@ func checkTriage(t *testing.T, an *Analyzer, td ptrace.Traces, label string) (pr
 		assert.Equal(t, tr.ToolAttempts, q.ToolAttempts, label+": tool attempts")
 		assert.Equal(t, tr.Calls, q.Calls, label+": calls")
 		assert.Equal(t, tr.DegradedCalls, q.DegradedCalls, label+": degraded calls")
+		assert.Equal(t, tr.Unseen, q.Unseen, label+": unseen tool calls")
 		assert.ElementsMatch(t, tr.Tools, q.Tools, label+": tools")
 		// The results remembered are the ones the analysis remembers.
 		var want []printedResult

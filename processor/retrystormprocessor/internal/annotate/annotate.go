@@ -89,7 +89,7 @@ func annotateUnit(u *analysis.Unit, opts Options) int {
 
 // attemptAttrs bounds the attributes an attempt span gets (annotateAttempt, the layer, a
 // remap, the unit's summary): room is made once, not by growing the slice per attribute.
-const attemptAttrs = 15
+const attemptAttrs = 16
 
 func annotateAttempt(u *analysis.Unit, a *grouping.Attempt, pos, total int, tool string) {
 	attrs := a.Span.Attributes()
@@ -106,6 +106,12 @@ func annotateAttempt(u *analysis.Unit, a *grouping.Attempt, pos, total int, tool
 	putNonEmpty(attrs, stormrecord.AttrArgsHash, a.ArgsHash)
 	putNonEmpty(attrs, stormrecord.AttrResultHash, a.ResultHash)
 	putNonEmpty(attrs, stormrecord.AttrIdemHash, a.IdemHash)
+	if followed := a.FollowedFields(); len(followed) > 0 {
+		s := attrs.PutEmptySlice(stormrecord.AttrFollowed)
+		for _, f := range followed {
+			s.AppendEmpty().SetStr(f)
+		}
+	}
 	for _, s := range a.Sends {
 		sa := s.Span.Attributes()
 		sa.EnsureCapacity(sa.Len() + 5)
@@ -151,23 +157,30 @@ func annotateRoots(tr *analysis.Trace, reason string) {
 			storms++
 		}
 	}
+	unseen := 0
+	for _, n := range tr.Unseen {
+		unseen += n
+	}
 	wrote := false
 	for i := range tr.Tree.Nodes {
 		span := tr.Tree.Nodes[i].Span
 		if span.ParentSpanID().IsEmpty() {
-			putTrace(span, storms, len(tr.Findings), reason)
+			putTrace(span, storms, len(tr.Findings), unseen, reason)
 			wrote = true
 		}
 	}
 	if !wrote && len(tr.Tree.Nodes) > 0 {
-		putTrace(tr.Tree.Nodes[0].Span, storms, len(tr.Findings), reason)
+		putTrace(tr.Tree.Nodes[0].Span, storms, len(tr.Findings), unseen, reason)
 	}
 }
 
-func putTrace(span ptrace.Span, storms, findings int, reason string) {
+func putTrace(span ptrace.Span, storms, findings, unseen int, reason string) {
 	attrs := span.Attributes()
 	attrs.PutInt(stormrecord.AttrTraceStorms, int64(storms))
 	attrs.PutInt(stormrecord.AttrTraceFinding, int64(findings))
+	if unseen > 0 {
+		attrs.PutInt(stormrecord.AttrTraceUnseen, int64(unseen))
+	}
 	if reason != "" {
 		attrs.PutStr(stormrecord.AttrSampling, reason)
 	}

@@ -3,10 +3,10 @@ package annotate
 import (
 	"iter"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
@@ -17,14 +17,14 @@ import (
 // which the markers of the payload's copies carry. Grouping, attempt numbers, statuses,
 // classes and findings need the whole trace and are not recomputed. It returns the late
 // tool attempts, for redaction.
-func LateSpans(spans iter.Seq2[pcommon.Resource, ptrace.Span], x *toolspan.Extractor, opts Options) ([]*grouping.Attempt, Stats) {
+func LateSpans(spans iter.Seq2[tracespans.Origin, ptrace.Span], x *toolspan.Extractor, opts Options) ([]*grouping.Attempt, Stats) {
 	var st Stats
 	var tools []*grouping.Attempt
-	for res, span := range spans {
+	for o, span := range spans {
 		if !x.IsToolSpan(span) {
 			continue
 		}
-		a := &grouping.Attempt{Attempt: x.Extract(span, res)}
+		a := &grouping.Attempt{Attempt: x.Extract(span, o.Resource)}
 		attrs := span.Attributes()
 		putNonEmpty(attrs, stormrecord.AttrArgsHash, a.ArgsHash)
 		putNonEmpty(attrs, stormrecord.AttrResultHash, a.ResultHash)

@@ -72,14 +72,16 @@ type Lists struct {
 // Defaults covers the attributes of every instrumentation shape the processor recognises.
 func Defaults() Lists {
 	return Lists{
-		CallID:   []string{"gen_ai.tool.call.id", "tool_use_id", "tool.id", "ai.toolCall.id", "span_id"},
-		Attempt:  []string{"attempt", "retry.attempt", "gen_ai.tool.call.attempt"},
+		CallID:   []string{"gen_ai.tool.call.id", "tool_use_id", "tool.id", "tool.call.id", "tool_call.id", "ai.toolCall.id", "span_id"},
+		Attempt:  []string{"attempt", "retry.attempt", "gen_ai.tool.call.attempt", "adk.node.attempt"},
 		ToolName: []string{"gen_ai.tool.name", "tool.name", "tool_name", "ai.toolCall.name", "traceloop.entity.name", "request#params.name"},
-		Arguments: []string{"gen_ai.tool.call.arguments", "ai.toolCall.args", "input.value",
+		Arguments: []string{"gen_ai.tool.call.arguments#inputs", "gen_ai.tool.call.arguments", "ai.toolCall.args", "input.value",
 			"traceloop.entity.input#arguments", "traceloop.entity.input#args", "traceloop.entity.input#kwargs", "request#params.arguments", "tool_input",
-			"event:gen_ai.tool.message:content"},
-		Result: []string{"gen_ai.tool.call.result", "ai.toolCall.result", "output.value#output.kwargs.content", "output.value",
-			"traceloop.entity.output#kwargs.content", "traceloop.entity.output", "response#result", "tool_response", "event:gen_ai.choice:message"},
+			"tool_arguments", "gcp.vertex.agent.tool_call_args", "event:gen_ai.tool.message:content"},
+		Result: []string{"gen_ai.tool.call.result#output.kwargs.content", "gen_ai.tool.call.result", "ai.toolCall.result",
+			"output.value#output.kwargs.content", "output.value#data.content", "output.value",
+			"traceloop.entity.output#kwargs.content", "traceloop.entity.output", "response#result", "tool_response",
+			"gcp.vertex.agent.tool_response", "event:gen_ai.choice:message"},
 		ArgsHash:       []string{"args_hash"},
 		ResultHash:     []string{"result_hash"},
 		IdempotencyKey: []string{"idempotency_key", "idempotency.key", "http.request.header.idempotency-key"},
@@ -90,8 +92,9 @@ func Defaults() Lists {
 		SideEffect:     []string{"side_effect"},
 		Status:         []string{"status"},
 		Success:        []string{"success"},
-		ToolStatus:     []string{"gen_ai.tool.status", "traceloop.entity.output#kwargs.status"},
-		ReadAsset:      []string{DefaultReadAsset},
+		ToolStatus: []string{"gen_ai.tool.status", "traceloop.entity.output#kwargs.status", "gen_ai.tool.call.result#output.kwargs.status",
+			"output.value#data.status"},
+		ReadAsset: []string{DefaultReadAsset},
 	}
 }
 

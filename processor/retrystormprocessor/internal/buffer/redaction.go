@@ -16,6 +16,12 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 	b := s.redactor.Values()
 	for _, n := range tr.ToolSpans {
 		b.Add(tr.Tree.Nodes[n].Span)
+		if keys := tr.PayloadKeys[n]; len(keys) > 0 {
+			b.AddKeys(tr.Tree.Nodes[n].Span, keys)
+		}
+	}
+	for _, p := range tr.ModelPayloads {
+		b.AddModelPayload(p)
 	}
 	s.hashedPayloads(b, tr)
 	for _, tool := range tr.Tools {
@@ -29,6 +35,9 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 	}
 	for _, n := range tr.ToolSpans {
 		s.redactor.ToolSpan(tr.Tree.Nodes[n].Span, &st)
+		if keys := tr.PayloadKeys[n]; len(keys) > 0 {
+			s.redactor.DeleteKeys(tr.Tree.Nodes[n].Span, keys, &st)
+		}
 	}
 	s.redactSet(set, vals, &st)
 	st.Scrubbed += annotate.ScrubRecords(tr, vals.Scrub)

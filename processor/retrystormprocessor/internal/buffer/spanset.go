@@ -4,7 +4,7 @@ import (
 	"iter"
 	"math/bits"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -67,14 +67,14 @@ func (s *spanSet) add(other spanSet) {
 	s.n += other.n
 }
 
-// All yields each span with its resource, part by part, in arrival order: the order
+// All yields each span with its origin, part by part, in arrival order: the order
 // tracespans.All gives the same spans once forwarded.
-func (s *spanSet) All() iter.Seq2[pcommon.Resource, ptrace.Span] {
-	return func(yield func(pcommon.Resource, ptrace.Span) bool) {
+func (s *spanSet) All() iter.Seq2[tracespans.Origin, ptrace.Span] {
+	return func(yield func(tracespans.Origin, ptrace.Span) bool) {
 		for _, p := range s.parts {
-			res := p.origin.res.rs.Resource()
+			o := tracespans.Origin{Resource: p.origin.res.rs.Resource(), Scope: p.origin.ss.Scope()}
 			for _, span := range p.spans {
-				if !yield(res, span) {
+				if !yield(o, span) {
 					return
 				}
 			}

@@ -30,8 +30,10 @@ const (
 // telemetry records the processor's metrics with precomputed attribute sets, so recording a
 // decision allocates nothing but the storm_calls attributes.
 type telemetry struct {
-	b        *metadata.TelemetryBuilder
-	tools    toolNames
+	b     *metadata.TelemetryBuilder
+	tools toolNames
+	// scopes bounds unseen_tool_calls' scope attribute as tools bounds storm_calls' tool.
+	scopes   toolNames
 	traces   map[[2]string]metric.AddOption
 	findings map[string]metric.AddOption
 	late     map[string]metric.AddOption
@@ -50,7 +52,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		return nil, err
 	}
 	t := &telemetry{
-		b: b, tools: toolNames{limit: maxToolNames},
+		b: b, tools: toolNames{limit: maxToolNames}, scopes: toolNames{limit: maxToolNames},
 		traces:   map[[2]string]metric.AddOption{},
 		findings: attrOptions("kind", findings.Kinds...),
 		late:     attrOptions("decision", metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped, metadata.AttributeLateDecisionProvisional),
@@ -191,6 +193,15 @@ func (t *telemetry) analysed(tr *analysis.Trace) {
 	for _, f := range tr.Findings {
 		t.add(t.b.ProcessorRetryStormFindings, 1, t.findings[f.Kind])
 	}
+	t.unseen(tr.Unseen)
+}
+
+// unseen records a trace's unseen tool calls by reason and scope.
+func (t *telemetry) unseen(counts map[analysis.UnseenKey]int) {
+	for k, n := range counts {
+		t.b.ProcessorRetryStormUnseenToolCalls.Add(context.Background(), int64(n), metric.WithAttributes(
+			attribute.String("reason", k.Reason), attribute.String("scope", t.scopes.bound(k.Scope))))
+	}
 }
 
 // triaged records the counts of a trace triage proved clean and sampling dropped, the
@@ -200,6 +211,7 @@ func (t *telemetry) triaged(st *analysis.Settled) {
 	t.add(t.b.ProcessorRetryStormCalls, int64(st.Calls), nil)
 	t.add(t.b.ProcessorRetryStormDegradedCalls, int64(st.DegradedCalls), nil)
 	t.clampedTimestamps(st.ClampedStarts, st.ClampedEnds)
+	t.unseen(st.Unseen)
 }
 
 // decided records one trace decision.

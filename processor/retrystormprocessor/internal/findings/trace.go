@@ -125,8 +125,9 @@ func CitedAssets(v pcommon.Value) []string {
 // call was a call of the same tool that ended ok: the agent re-called the tool with
 // changed arguments (a backup card, a corrected query), which grouping keeps as separate
 // units, and its answer rests on that call, so an unrecovered_failure would be a false
-// alarm. The next call is the first, by start, of any tool below the same agent that
-// started after the failed attempt did; units must be in start order.
+// alarm. The next call is the first, by start, of any tool below the same agent run
+// (grouping.Attempt.AgentRun) that started after the failed attempt did; units must be in
+// start order.
 func RecoveredLater(units []*grouping.Unit) map[*grouping.Unit]bool {
 	var out map[*grouping.Unit]bool
 	for i, u := range units {
@@ -137,7 +138,7 @@ func RecoveredLater(units []*grouping.Unit) map[*grouping.Unit]bool {
 		var next *grouping.Call
 		for _, later := range units[i+1:] {
 			for _, c := range later.Calls {
-				if first := c.Attempts[0]; first.Agent == last.Agent && c.Start() >= last.Start && (next == nil || c.Start() < next.Start()) {
+				if first := c.Attempts[0]; first.AgentRun == last.AgentRun && c.Start() >= last.Start && (next == nil || c.Start() < next.Start()) {
 					next = c
 				}
 			}

@@ -19,6 +19,10 @@ type Attempt struct {
 	Logical int32
 	// Agent is the node of the nearest agent ancestor, else of the top of the ancestor chain.
 	Agent int32
+	// AgentRun is Agent, or the first of the agent spans with Agent's name under Agent's
+	// parent: a framework that opens one agent span per turn (AG2's generate_reply) runs
+	// one agent in them. Chains and recoveries are per agent run.
+	AgentRun int32
 	Sends []toolspan.Send
 	// Order is the attempt's number inside its call after ordering (1-based).
 	Order int

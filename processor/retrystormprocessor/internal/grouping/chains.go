@@ -38,7 +38,7 @@ func Units(calls []*Call) []*Unit {
 	open := map[chainKey]*Unit{}
 	for _, c := range calls {
 		first := c.Attempts[0]
-		k := chainKey{agent: first.Agent, tool: first.ToolName, args: first.ArgsHash}
+		k := chainKey{agent: first.AgentRun, tool: first.ToolName, args: first.ArgsHash}
 		if u, ok := open[k]; ok && u.Calls[len(u.Calls)-1].Failed() {
 			u.Calls = append(u.Calls, c)
 			continue

@@ -16,7 +16,9 @@ import (
 type Node struct {
 	Span     ptrace.Span
 	Resource pcommon.Resource
-	Parent   int32
+	// Scope is the instrumentation scope the span was sent under.
+	Scope  pcommon.InstrumentationScope
+	Parent int32
 	// Agent marks an agent span; it is set on the first call of Tree.Agent.
 	Agent bool
 	// Mark is a note the indexer made about the span when it arrived (the analysis
@@ -68,10 +70,10 @@ func (t *Tree) Reset(td ptrace.Traces) {
 	t.ResetSpans(td.SpanCount(), tracespans.All(td), nil)
 }
 
-// ResetSpans is Reset on the n spans spans yields, each with its resource, wherever they
+// ResetSpans is Reset on the n spans spans yields, each with its origin, wherever they
 // are held. arrivals, when it holds one Arrival per span in the same order, gives the
 // spans' ids and marks; otherwise they are read from the spans.
-func (t *Tree) ResetSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span], arrivals []Arrival) {
+func (t *Tree) ResetSpans(n int, spans iter.Seq2[tracespans.Origin, ptrace.Span], arrivals []Arrival) {
 	clear(t.Nodes)
 	t.Nodes = t.Nodes[:0]
 	if cap(t.Nodes) < n {
@@ -86,11 +88,11 @@ func (t *Tree) ResetSpans(n int, spans iter.Seq2[pcommon.Resource, ptrace.Span],
 	if len(arrivals) != n {
 		arrivals = nil
 	}
-	for res, span := range spans {
+	for o, span := range spans {
 		if i := len(t.Nodes); i < len(arrivals) {
-			t.add(span, res, arrivals[i].ID, arrivals[i].Mark)
+			t.add(span, o, arrivals[i].ID, arrivals[i].Mark)
 		} else {
-			t.add(span, res, span.SpanID(), 0)
+			t.add(span, o, span.SpanID(), 0)
 		}
 	}
 	if len(arrivals) != len(t.Nodes) {
@@ -106,9 +108,9 @@ func (t *Tree) Release() {
 	clear(t.byID)
 }
 
-func (t *Tree) add(span ptrace.Span, res pcommon.Resource, id pcommon.SpanID, mark uint8) {
+func (t *Tree) add(span ptrace.Span, o tracespans.Origin, id pcommon.SpanID, mark uint8) {
 	idx := int32(len(t.Nodes))
-	t.Nodes = append(t.Nodes, Node{Span: span, Resource: res, Parent: -1, Mark: mark})
+	t.Nodes = append(t.Nodes, Node{Span: span, Resource: o.Resource, Scope: o.Scope, Parent: -1, Mark: mark})
 	if _, dup := t.byID[id]; dup {
 		t.DuplicateSpanIDs++
 		return
@@ -222,6 +224,27 @@ func (t *Tree) Agent(i int32) int32 {
 		cur = t.Nodes[cur].Parent
 	}
 	return top
+}
+
+// AgentRun returns the first agent span with agent's name under agent's parent (agent
+// itself when it is the first), or agent when it is no agent span: the turns of one agent
+// a framework opens a span for each of are one agent run.
+func (t *Tree) AgentRun(agent int32) int32 {
+	if agent < 0 || !t.Nodes[agent].Agent {
+		return agent
+	}
+	name, parent := t.Nodes[agent].Span.Name(), t.Nodes[agent].Parent
+	if parent < 0 {
+		return agent
+	}
+	first := agent
+	for _, sib := range t.Children(parent) {
+		if n := &t.Nodes[sib]; n.Agent && sib != agent && n.Span.Name() == name &&
+			n.Span.StartTimestamp() < t.Nodes[first].Span.StartTimestamp() {
+			first = sib
+		}
+	}
+	return first
 }
 
 // markAgents sets Node.Agent, once per tree: only the full analysis asks for agents, so

@@ -1,7 +1,8 @@
 // Package messages is the vocabulary of message structures: what SDKs write when they
 // record a conversation (a list of messages with roles, each with text and tool-call
 // parts), in any of the formats in use (OTel GenAI parts, OpenAI chat and Responses,
-// Anthropic and Bedrock content blocks, Gemini parts, Vercel AI SDK, LangChain, Mastra).
+// Anthropic and Bedrock content blocks, Gemini parts, Vercel AI SDK, LangChain, Mastra,
+// Genkit's toolRequest and toolResponse parts).
 // Redaction reads it to find where a tool payload sits; following the model reads it to
 // find what the model asked for and what it was answered.
 package messages // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/messages"
@@ -84,9 +85,9 @@ func RoleOf(key string) KeyRole {
 		return CallListKey
 	case "toolResults", "tool_results":
 		return ResultListKey
-	case "toolUse", "tool_use", "functionCall", "function_call", "function", "lg_tool_call":
+	case "toolUse", "tool_use", "functionCall", "function_call", "function", "lg_tool_call", "toolRequest":
 		return CallWrapperKey
-	case "toolResult", "tool_result", "functionResponse", "function_response":
+	case "toolResult", "tool_result", "functionResponse", "function_response", "toolResponse":
 		return ResultWrapperKey
 	}
 	return 0

@@ -74,6 +74,11 @@ const (
 	AttributeSuspectOutcomeExpired  = "expired"
 	AttributeSuspectOutcomeEvicted  = "evicted"
 
+	// unseen_reason (reason): unseen_tool_calls.
+	AttributeUnseenReasonUnanswered      = "unanswered"
+	AttributeUnseenReasonArgumentsUnread = "arguments_unread"
+	AttributeUnseenReasonResultUnread    = "result_unread"
+
 	// late_finding_outcome (outcome): late_findings.
 	AttributeLateFindingOutcomeForwarded         = "forwarded"
 	AttributeLateFindingOutcomeTraceDropped      = "trace_dropped"

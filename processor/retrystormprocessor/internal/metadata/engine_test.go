@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/classify"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
@@ -23,6 +24,8 @@ func TestEngineValuesAreTheAttributeEnums(t *testing.T) {
 		AttributeKindDuplicateSideEffect, AttributeKindUnresolvedAttempt, AttributeKindAttemptGap,
 		AttributeKindNestedDuplicate, AttributeKindUnbackedCitation, AttributeKindIncompleteRecord},
 		asStrings(findings.Kinds), "kind")
+	assert.Equal(t, []string{AttributeUnseenReasonUnanswered, AttributeUnseenReasonArgumentsUnread, AttributeUnseenReasonResultUnread},
+		[]string{analysis.UnseenUnanswered, analysis.UnseenArgumentsUnread, analysis.UnseenResultUnread}, "unseen reason")
 }
 
 func asStrings[S ~string](values []S) []string {

@@ -34,6 +34,7 @@ const (
 	MetricBufferedSpans      = prefix + "buffered_spans"
 	MetricDecisionLatency    = prefix + "decision_latency"
 	MetricCacheEvictions     = prefix + "decision_cache_evictions"
+	MetricUnseenToolCalls    = prefix + "unseen_tool_calls"
 	MetricRedactions         = prefix + "redactions"
 	MetricValuesNotHunted    = prefix + "payload_values_not_hunted"
 	MetricStaleSuspects      = prefix + "stale_cache_suspects"
@@ -74,6 +75,7 @@ type TelemetryBuilder struct {
 	ProcessorRetryStormEarlyDecisions     metric.Int64Counter
 	ProcessorRetryStormLateSignals        metric.Int64Counter
 	ProcessorRetryStormCacheEvictions     metric.Int64Counter
+	ProcessorRetryStormUnseenToolCalls    metric.Int64Counter
 	ProcessorRetryStormRedactions         metric.Int64Counter
 	ProcessorRetryStormValuesNotHunted    metric.Int64Counter
 	ProcessorRetryStormStaleSuspects      metric.Int64Counter
@@ -136,6 +138,7 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 		{&b.ProcessorRetryStormLateSignals, MetricLateSignals, "{trace}", "Rests of provisionally decided traces that brought a signal and were kept, by cause of the provisional decision (memory_pressure, trace_bytes) and reason."},
 		{&b.ProcessorRetryStormRedactions, MetricRedactions, "{value}", "Tool payloads removed from kept spans, by where (tool_span, idempotency_key, message, event, scrubbed, unparseable, configured)."},
 		{&b.ProcessorRetryStormValuesNotHunted, MetricValuesNotHunted, "{value}", "Distinct tool payload values of kept traces that scrubbing did not hunt because their trace (or batch of late spans) held more than redaction.max_hunted_values; a copy of one outside tool spans and message structures is forwarded as it came."},
+		{&b.ProcessorRetryStormUnseenToolCalls, MetricUnseenToolCalls, "{call}", "Tool calls in decided traces that retry_storm could not see, by reason (unanswered, arguments_unread, result_unread) and instrumentation scope (scope names bounded, overflow _other)."},
 		{&b.ProcessorRetryStormStaleSuspects, MetricStaleSuspects, "{attempt}", "Stale-cache suspects whose result no earlier trace had shown when their trace was decided, by outcome (held, resolved, expired, evicted)."},
 		{&b.ProcessorRetryStormLateFindings, MetricLateFindings, "{finding}", "Findings found after their trace was decided, by outcome (forwarded, trace_dropped, next_consumer_error, shutdown)."},
 		{&b.ProcessorRetryStormCacheEvictions, MetricCacheEvictions, "{trace}", "Trace decisions forgotten to make room in the decision cache, by decision (kept, dropped); a later span of such a trace starts it over."},

@@ -5,6 +5,7 @@
 package redact // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 
 import (
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -158,6 +159,23 @@ func (b ValueBuilder) Add(span ptrace.Span) {
 	}
 }
 
+// AddKeys gathers the payload values of span's attributes keys: the raw payload of a tool
+// span no rule names, which following the model found (its keys named by their roles).
+func (b ValueBuilder) AddKeys(span ptrace.Span, keys []string) {
+	for k, v := range span.Attributes().All() {
+		if slices.Contains(keys, k) {
+			b.r.addPayload(k, v)
+		}
+	}
+}
+
+// AddModelPayload gathers the values of a payload known from the model's side of a call,
+// the arguments of its request or the content of its response (JSON text): they are
+// hunted like a tool span's own, wherever the span that executed the call was found or not.
+func (b ValueBuilder) AddModelPayload(text string) {
+	b.r.addPayload("content", pcommon.NewValueStr(text))
+}
+
 // addPayload gathers the values of el, what a payload source read of attribute k. A
 // payload that is itself a message structure (LangChain records a tool's result as the
 // ToolMessage it returns, envelope and all) is hunted for what the rewriter marks in it
@@ -235,6 +253,18 @@ func (r *Redactor) ToolSpan(span ptrace.Span, st *Stats) {
 			}
 		}
 	}
+}
+
+// DeleteKeys deletes span's attributes keys, every copy of a repeated key: the raw payload
+// of a tool span no rule names.
+func (r *Redactor) DeleteKeys(span ptrace.Span, keys []string, st *Stats) {
+	span.Attributes().RemoveIf(func(k string, _ pcommon.Value) bool {
+		if slices.Contains(keys, k) {
+			st.ToolSpan++
+			return true
+		}
+		return false
+	})
 }
 
 // Span redacts one span of a kept trace: idempotency keys, configured deletions, message
@@ -376,7 +406,7 @@ func (r *Redactor) messageAttr(k string, v pcommon.Value) messageRead {
 
 // DefaultConfig lists where the instrumentations in use copy tool payloads: OTel GenAI
 // semconv (attributes and the older events), Vercel AI SDK telemetry, Mastra, OpenInference
-// (LangChain.js, OpenAI Agents JS, smolagents), OpenLLMetry and Strands Agents.
+// (LangChain.js, OpenAI Agents JS, smolagents), OpenLLMetry, Strands Agents and Google ADK.
 func DefaultConfig() Config {
 	return Config{
 		MessageAttributes: []string{
@@ -386,6 +416,7 @@ func DefaultConfig() Config {
 			"mastra.*.input", "mastra.*.output",
 			"input.value", "output.value",
 			"traceloop.entity.input", "traceloop.entity.output",
+			"gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response",
 		},
 		FlattenedMessages: []string{"llm.input_messages", "llm.output_messages", "gen_ai.prompt", "gen_ai.completion"},
 		MessageEvents: []string{

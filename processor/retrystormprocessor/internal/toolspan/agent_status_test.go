@@ -16,7 +16,15 @@ func TestEveryDefaultAgentRuleHasAHitAndANearMiss(t *testing.T) {
 	x := NewExtractor(DefaultConfig(), nil, true)
 	require.NotEmpty(t, DefaultConfig().AgentSpans)
 	for _, r := range DefaultConfig().AgentSpans {
-		require.NotEmpty(t, r.Attribute, "the default agent rules match attributes")
+		if r.SpanNamePrefix != "" {
+			t.Run(fmt.Sprintf("%+v", r), func(t *testing.T) {
+				assert.True(t, x.IsAgentSpan(newSpan(t, r.SpanNamePrefix+" {name!r}", nil)))
+				assert.True(t, x.IsAgentSpan(newSpan(t, " "+r.SpanNamePrefix+" checkout", nil)), "white space ignored")
+				assert.False(t, x.IsAgentSpan(newSpan(t, "x"+r.SpanNamePrefix, nil)))
+			})
+			continue
+		}
+		require.NotEmpty(t, r.Attribute, "the default agent rules match attributes or a span name's start")
 		t.Run(fmt.Sprintf("%+v", r), func(t *testing.T) {
 			assert.True(t, x.IsAgentSpan(newSpan(t, "agent", map[string]any{r.Attribute: r.Value})))
 			assert.True(t, x.IsAgentSpan(newSpan(t, "agent", map[string]any{r.Attribute: " " + r.Value + " "})), "white space ignored")

@@ -93,6 +93,28 @@ type Attempt struct {
 	Clamped Field
 	// RedactKeys are the raw payload attributes present on the span.
 	RedactKeys []string
+	// Told holds the fields following the model supplied (the span did not carry them),
+	// and Followed says no recognition rule named the span: following found it.
+	Told     Field
+	Followed bool
+}
+
+// FollowedFields names what following the model supplied of a: "span" when it found the
+// span itself, then the fields in Told, for retrystorm.call.followed.
+func (a *Attempt) FollowedFields() []string {
+	var out []string
+	if a.Followed {
+		out = append(out, "span")
+	}
+	for _, f := range []struct {
+		field Field
+		name  string
+	}{{FieldCallID, "call_id"}, {FieldToolName, "tool_name"}, {FieldArgsHash, "arguments"}, {FieldResultHash, "result"}, {FieldStatus, "status"}} {
+		if a.Told&f.field != 0 {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }
 
 // Has reports whether the span carried field f.

@@ -33,7 +33,8 @@ type Recognition struct {
 	ToolSpans []Rule `mapstructure:"tool_spans"`
 	// NotToolSpans are spans a tool_spans rule matches that are no tool-call attempt. Default:
 	// span name mcp_tools (OpenAI Agents JS lists an MCP server's tools in it once a turn,
-	// and OpenInference marks it openinference.span.kind=TOOL, with no tool name).
+	// and OpenInference marks it openinference.span.kind=TOOL, with no tool name) and span
+	// name prefix "handoff to " (OpenInference marks an OpenAI Agents handoff a TOOL span).
 	NotToolSpans []Rule `mapstructure:"not_tool_spans"`
 	// ToolNamePrefixes are span-name prefixes stripped to find the tool name when no
 	// tool-name attribute is present. Default ["MCP request: tools/call ", "MCP send
@@ -45,9 +46,31 @@ type Recognition struct {
 	// nearest agent ancestor (agent-level chains, unrecovered_failure), else to the top of
 	// its ancestor chain. An empty list uses the top of the chain. Default
 	// gen_ai.operation.name=invoke_agent, openinference.span.kind=AGENT,
-	// traceloop.span.kind=agent, mastra.span.type=agent_run, and Vercel AI SDK's legacy
-	// ai.operationId=ai.generateText and ai.streamText.
+	// traceloop.span.kind=agent, mastra.span.type=agent_run, Vercel AI SDK's legacy
+	// ai.operationId=ai.generateText and ai.streamText, and span name prefix "Agent run:"
+	// (Logfire's OpenAI Agents integration).
 	AgentSpans []Rule `mapstructure:"agent_spans"`
+	// FollowModel finds tool calls from what the model asked for.
+	FollowModel FollowModel `mapstructure:"follow_model"`
+}
+
+// FollowModel configures following the model: the tool requests and responses recorded in
+// the trace's message structures are matched to the spans that executed them, recognised
+// by a rule or not (ANALYSIS.md, "Following the model").
+type FollowModel struct {
+	// Enabled follows the model. Default true.
+	Enabled bool `mapstructure:"enabled"`
+	// OfferedTools: in a trace that records no request (content capture off), a span named
+	// for a tool the model was offered is an attempt. Default true.
+	OfferedTools bool `mapstructure:"offered_tools"`
+	// HandoffPrefixes are prefixes of the tool names under which an SDK hands the
+	// conversation to another agent: no tool call. Default ["transfer_to_"] (OpenAI Agents).
+	HandoffPrefixes []string `mapstructure:"handoff_prefixes"`
+}
+
+// DefaultFollowModel follows the model, offered tools too.
+func DefaultFollowModel() FollowModel {
+	return FollowModel{Enabled: true, OfferedTools: true, HandoffPrefixes: []string{"transfer_to_"}}
 }
 
 // ValidateRules reports an empty tool_spans list and every rule of tool_spans,
@@ -116,9 +139,10 @@ func DefaultRecognition() Recognition {
 			{SpanName: "ai.toolCall"},
 			{SpanName: "claude_code.tool"},
 			{SpanNamePrefix: "MCP request: tools/call"},
+			{SpanNamePrefix: "MCP send tools/call"},
 			{Attribute: "tool_name"},
 		},
-		NotToolSpans:     []Rule{{SpanName: "mcp_tools"}},
+		NotToolSpans:     []Rule{{SpanName: "mcp_tools"}, {SpanNamePrefix: "handoff to "}},
 		ToolNamePrefixes: []string{"MCP request: tools/call ", "MCP send tools/call ", "tools/call ", "execute_tool "},
 		ToolNameSuffixes: []string{".tool"},
 		AgentSpans: []Rule{
@@ -128,7 +152,9 @@ func DefaultRecognition() Recognition {
 			{Attribute: "mastra.span.type", Value: "agent_run"},
 			{Attribute: "ai.operationId", Value: "ai.generateText"},
 			{Attribute: "ai.operationId", Value: "ai.streamText"},
+			{SpanNamePrefix: "Agent run:"},
 		},
+		FollowModel: DefaultFollowModel(),
 	}
 }
 
