@@ -22,14 +22,14 @@ const (
 	// AttrCallTool is the call's tool name as its record spells it (the last attempt's), on
 	// every attempt, so a reader counts calls per tool without a record (clean calls have
 	// none).
-	AttrCallTool     = "retrystorm.call.tool"
-	AttrStatus       = "retrystorm.status"
-	AttrArgsHash     = "retrystorm.args.hash"
-	AttrResultHash   = "retrystorm.result.hash"
-	AttrIdemHash     = "retrystorm.idem.hash"
+	AttrCallTool   = "retrystorm.call.tool"
+	AttrStatus     = "retrystorm.status"
+	AttrArgsHash   = "retrystorm.args.hash"
+	AttrResultHash = "retrystorm.result.hash"
+	AttrIdemHash   = "retrystorm.idem.hash"
 	// AttrFollowed lists what following the model supplied of an attempt
 	// (FollowedFields): the span itself did not say it.
-	AttrFollowed = "retrystorm.call.followed"
+	AttrFollowed     = "retrystorm.call.followed"
 	AttrStatusRemap  = "retrystorm.status.remapped"
 	AttrTraceStorms  = "retrystorm.trace.storms"
 	AttrTraceFinding = "retrystorm.trace.findings"
@@ -37,7 +37,7 @@ const (
 	// request no span answered, an attempt whose arguments or result nothing gave);
 	// written when not zero.
 	AttrTraceUnseen = "retrystorm.trace.unseen_tool_calls"
-	AttrSampling     = "retrystorm.sampling.reason"
+	AttrSampling    = "retrystorm.sampling.reason"
 	// AttrCallSummary holds the JSON-encoded Record of a logical call (or agent-level
 	// chain) on its last attempt, so the exporter needs no second analysis. It is written
 	// for every call that is a storm, ended in failure, or carries findings.

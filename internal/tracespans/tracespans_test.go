@@ -8,14 +8,16 @@ import (
 )
 
 // TestAllYieldsEverySpanInOrderWithItsResource: two resources, one with two scopes and an
-// empty one; every span once, in order, beside its own resource; a break stops the walk.
+// empty one; every span once, in order, beside its own resource and scope; a break stops
+// the walk.
 func TestAllYieldsEverySpanInOrderWithItsResource(t *testing.T) {
 	td := ptrace.NewTraces()
 	for r, scopes := range [][]int{{2, 0, 1}, {3}} {
 		rs := td.ResourceSpans().AppendEmpty()
 		rs.Resource().Attributes().PutInt("r", int64(r))
-		for _, n := range scopes {
+		for j, n := range scopes {
 			ss := rs.ScopeSpans().AppendEmpty()
+			ss.Scope().SetName("s" + string(rune('0'+j)))
 			for range n {
 				ss.Spans().AppendEmpty().SetName(string(rune('a' + td.SpanCount() - 1)))
 			}
@@ -23,13 +25,16 @@ func TestAllYieldsEverySpanInOrderWithItsResource(t *testing.T) {
 	}
 	var names string
 	var resources []int64
-	for res, span := range All(td) {
+	var scopes []string
+	for o, span := range All(td) {
 		names += span.Name()
-		r, _ := res.Attributes().Get("r")
+		r, _ := o.Resource.Attributes().Get("r")
 		resources = append(resources, r.Int())
+		scopes = append(scopes, o.Scope.Name())
 	}
 	assert.Equal(t, "abcdef", names)
 	assert.Equal(t, []int64{0, 0, 0, 1, 1, 1}, resources)
+	assert.Equal(t, []string{"s0", "s0", "s2", "s0", "s0", "s0"}, scopes, "each span with its own scope")
 
 	seen := 0
 	for range All(td) {

@@ -102,6 +102,9 @@ type Trace struct {
 	// PayloadKeys are, for tool spans no rule names (following the model found them), the
 	// attributes holding their raw payload.
 	PayloadKeys map[int32][]string
+	// MessageKeys are, by span, the attributes following the model read a tool call or
+	// response from: message structures, for redaction to rewrite wherever they are.
+	MessageKeys map[int32][]string
 	// ModelPayloads are the arguments and results the model's requests and responses
 	// carry, as JSON text: every value in them is hunted like an attempt's own.
 	ModelPayloads []string
@@ -224,6 +227,7 @@ func (an *Analyzer) attempts(t *grouping.Tree, out *Trace) ([]*grouping.Attempt,
 	f := an.follow(t, isTool, logical)
 	if f != nil {
 		out.ModelPayloads = f.conv.Payloads()
+		out.MessageKeys = f.conv.MessageKeys
 	}
 	server = markServerSide(t, isTool, server)
 	an.scratch.analysisServer = server

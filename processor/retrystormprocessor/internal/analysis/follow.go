@@ -105,6 +105,15 @@ func (an *Analyzer) follow(t *grouping.Tree, isTool, logical []bool) *followed {
 	return f
 }
 
+// MessageKeys returns the attributes of span that hold a message structure naming a tool
+// call or response (conversation.Reader.MessageKeys), for the redaction of a late span.
+func (an *Analyzer) MessageKeys(span ptrace.Span) []string {
+	if !an.cfg.Recognition.FollowModel.Enabled {
+		return nil
+	}
+	return an.reader.MessageKeys(span)
+}
+
 // record keeps what the model said of each executor a request matched.
 func (f *followed) record(execs []conversation.Executor, of []int) {
 	for i, e := range execs {

@@ -1,10 +1,14 @@
 package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // redactKept removes the tool payloads of a kept, annotated trace from all its spans and
@@ -23,6 +27,7 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 	for _, p := range tr.ModelPayloads {
 		b.AddModelPayload(p)
 	}
+	b.Follow(followedOf(tr))
 	s.hashedPayloads(b, tr)
 	for _, tool := range tr.Tools {
 		b.Exclude(tool)
@@ -39,10 +44,38 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 			s.redactor.DeleteKeys(tr.Tree.Nodes[n].Span, keys, &st)
 		}
 	}
+	for n, keys := range tr.MessageKeys {
+		s.redactor.Messages(tr.Tree.Nodes[n].Span, keys, &st)
+	}
 	s.redactSet(set, vals, &st)
 	st.Scrubbed += annotate.ScrubRecords(tr, vals.Scrub)
 	s.tel.redacted(st)
 	return vals.Unindexed()
+}
+
+// followedOf is where following the model found tr's payloads, for its late spans: the
+// attributes it read tool calls and responses from, those that held the payload of the
+// tool spans it found, and the trace's tools.
+func followedOf(tr *analysis.Trace) *redact.Followed {
+	if len(tr.MessageKeys) == 0 && len(tr.PayloadKeys) == 0 {
+		return nil
+	}
+	f := &redact.Followed{Tools: tr.Tools}
+	for _, keys := range tr.MessageKeys {
+		for _, k := range keys {
+			if !slices.Contains(f.MessageKeys, k) {
+				f.MessageKeys = append(f.MessageKeys, k)
+			}
+		}
+	}
+	for _, keys := range tr.PayloadKeys {
+		for _, k := range keys {
+			if !slices.Contains(f.PayloadKeys, k) {
+				f.PayloadKeys = append(f.PayloadKeys, k)
+			}
+		}
+	}
+	return f
 }
 
 // hashedPayloads hands b the payload texts the analysis hashed with their hashes, so the
@@ -76,18 +109,59 @@ func (s *shard) redactLate(set *spanSet, tools []*grouping.Attempt, known *redac
 		b.Hashed(args, a.ArgsHash)
 		b.Hashed(result, a.ResultHash)
 	}
+	// Late tool spans following the model found in the trace's first part: spans named
+	// for its tools that carry the keys its found spans held their payload under.
+	followed := known.Followed()
+	var found []ptrace.Span
+	if followed != nil && len(followed.PayloadKeys) > 0 {
+		for _, span := range set.All() {
+			if followedToolSpan(span, followed) {
+				b.AddKeys(span, followed.PayloadKeys)
+				found = append(found, span)
+			}
+		}
+	}
 	s.redactor.MarkAsHashed(known)
 	var st redact.Stats
 	vals := known
-	if len(tools) > 0 {
+	if len(tools) > 0 || len(found) > 0 {
 		vals = known.Merge(b.Done(&st), &st)
 	}
 	for _, a := range tools {
 		s.redactor.ToolSpan(a.Span, &st)
 	}
+	for _, span := range found {
+		s.redactor.DeleteKeys(span, followed.PayloadKeys, &st)
+	}
+	for _, span := range set.All() {
+		if keys := s.analyzer.MessageKeys(span); len(keys) > 0 {
+			s.redactor.Messages(span, keys, &st)
+		}
+	}
 	s.redactSet(set, vals, &st)
 	s.tel.redacted(st)
 	return vals.Unindexed()
+}
+
+// followedToolSpan reports a late span named for one of the trace's tools that carries a
+// key the tool spans following found held their payload under.
+func followedToolSpan(span ptrace.Span, f *redact.Followed) bool {
+	named := false
+	for _, t := range f.Tools {
+		if t != "" && strings.Contains(span.Name(), t) {
+			named = true
+			break
+		}
+	}
+	if !named {
+		return false
+	}
+	for _, k := range f.PayloadKeys {
+		if _, ok := span.Attributes().Get(k); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // redactSet redacts every span of set and the resources and scopes they are forwarded

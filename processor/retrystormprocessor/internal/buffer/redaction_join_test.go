@@ -3,6 +3,7 @@ package buffer
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/fixtures"
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 // TestMarkersJoinTheirToolSpans holds the markers of every real SDK capture to the promise
@@ -65,6 +68,22 @@ func TestMarkersJoinTheirToolSpans(t *testing.T) {
 					texts[s.SpanID()] = buffertest.AllStrings([]ptrace.Traces{one})
 				}
 			}
+			// A tool span following the model found carries its payload under keys named for
+			// their role (toolspan.ReadByRole); which spans those are, the output says.
+			byRole := map[pcommon.SpanID][]copied{}
+			for _, td := range requests {
+				for _, s := range buffertest.AllSpans(td) {
+					for k, v := range s.Attributes().All() {
+						kind := map[string]string{"arguments": "args", "result": "result"}[toolspan.PayloadRole(k)]
+						if kind == "" {
+							continue
+						}
+						for _, leaf := range jsonLeaves(v.AsString()) {
+							byRole[s.SpanID()] = append(byRole[s.SpanID()], copied{kind, k, leaf})
+						}
+					}
+				}
+			}
 			cfg := testConfig()
 			cfg.Sampling.Clean = 100
 			h := newHarness(t, cfg, nil)
@@ -83,16 +102,25 @@ func TestMarkersJoinTheirToolSpans(t *testing.T) {
 			for _, s := range buffertest.AllSpans(mergeTraces(out)) {
 				if _, ok := s.Attributes().Get("retrystorm.call.key"); ok {
 					tools = append(tools, s)
+					if followed, ok := s.Attributes().Get(stormrecord.AttrFollowed); ok && slices.Contains(followed.Slice().AsRaw(), any("span")) {
+						payloads[s.SpanID()] = byRole[s.SpanID()]
+					}
 				} else {
 					others.WriteString(texts[s.SpanID()])
 				}
 			}
-			checked := 0
+			checked, copies := 0, 0
 			for _, s := range tools {
 				done := map[string]bool{}
 				for _, c := range payloads[s.SpanID()] {
-					if done[c.kind] || !strings.Contains(others.String(), c.leaf) {
-						continue // not copied
+					if done[c.kind] || !strings.Contains(others.String(), c.leaf) || c.leaf == s.Name() || strings.HasSuffix(s.Name(), c.leaf) {
+						continue // not copied (a tool's name is no payload)
+					}
+					copies++
+					if why, ok := joinLimits[name+" "+c.kind]; ok {
+						t.Logf("%s %q: its %s is copied but cannot join: %s", s.SpanID(), s.Name(), c.kind, why)
+						done[c.kind] = true
+						continue
 					}
 					hash, ok := s.Attributes().Get("retrystorm." + c.kind + ".hash")
 					if !ok {
@@ -106,10 +134,22 @@ func TestMarkersJoinTheirToolSpans(t *testing.T) {
 					done[c.kind] = true
 				}
 			}
-			require.Positive(t, checked, "no payload of the capture is copied into another span: the join went untested")
+			if copies == 0 {
+				// VoltAgent, Semantic Kernel (which logs its messages) and the MCP Python
+				// SDK's own spans copy no tool payload outside the tool spans.
+				t.Log("the SDK copies no tool payload outside its tool spans: no join to check")
+			}
 			t.Logf("%d copied payloads checked", checked)
 		})
 	}
+}
+
+// joinLimits are the copies whose markers cannot carry their tool span's hash, by capture
+// and payload: the README ("What redaction cannot do") says why.
+var joinLimits = map[string]string{
+	// AG2's TOOL span records the reply [true, {"name", "role", "content"}]: a list, which
+	// no key#path source reads into, while its copies carry the content alone.
+	"py_ag2_recall result": "the result is the content of the second element of a list",
 }
 
 // jsonLeaves returns the string leaves of at least 8 bytes of s: s itself when it is not

@@ -46,7 +46,19 @@ func TestRedactionOfRealSDKCaptures(t *testing.T) {
 				}
 			}
 			markers := strings.Count(text, "[redacted:")
-			if markers == 0 {
+			// Copies outside the tool spans, where SDKs write message structures: markers
+			// must replace them. Some SDKs write none (VoltAgent, Semantic Kernel, which
+			// logs its messages) or no payload at all (the MCP Python SDK's own spans).
+			copies, payloads := false, false
+			for id, forwarded := range spanTexts(out) {
+				for _, v := range truth.RawValues {
+					if strings.Contains(sent[id], v) {
+						payloads = true
+						copies = copies || !strings.Contains(forwarded, "retrystorm.call.key=")
+					}
+				}
+			}
+			if markers == 0 && copies {
 				t.Error("no payload copy was replaced by a marker: the message structures were not rewritten")
 			}
 			for _, k := range []string{"gen_ai.input.messages", "gen_ai.output.messages", "ai.prompt.messages", "mastra.model_step.output"} {
@@ -73,7 +85,9 @@ func TestRedactionOfRealSDKCaptures(t *testing.T) {
 					require.NotContains(t, forwarded, `"`+member+`":"`+redact.Scrubbed+`"`, "span %s", id)
 				}
 			}
-			require.Positive(t, h.Sum("otelcol_processor_retry_storm_redactions"), "redactions not counted")
+			if payloads {
+				require.Positive(t, h.Sum("otelcol_processor_retry_storm_redactions"), "redactions not counted")
+			}
 			t.Logf("%d raw values searched in %d bytes; %d markers", len(truth.RawValues), len(text), markers)
 		})
 	}

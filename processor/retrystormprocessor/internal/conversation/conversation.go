@@ -65,6 +65,9 @@ type Conversation struct {
 	Speakers map[int32]bool
 	// MessageSpans counts the spans holding a message structure that names a tool.
 	MessageSpans int
+	// MessageKeys are, by span, the attributes a request or a response was read from, in
+	// full mode: message structures, wherever an SDK put them, for redaction to rewrite.
+	MessageKeys map[int32][]string
 }
 
 // Response returns the response to call id, if the conversation holds one.
@@ -156,8 +159,15 @@ func (rd *Reader) readSpan(c *Conversation, t *grouping.Tree, node int32, full, 
 		if input && !full {
 			continue
 		}
+		before := len(f.requests) + len(f.responses)
 		r := reading{full: full, requests: !input, found: f}
 		r.walk(gjson.Parse(s), lastSegment(k), false, 0)
+		if full && len(f.requests)+len(f.responses) > before {
+			if c.MessageKeys == nil {
+				c.MessageKeys = map[int32][]string{}
+			}
+			c.MessageKeys[node] = append(c.MessageKeys[node], k)
+		}
 	}
 	if flat {
 		h, in := rd.readFlattened(span.Attributes(), full, f)
@@ -559,4 +569,29 @@ func (c *Conversation) Payloads() []string {
 // the trace records no request.
 func (rd *Reader) ReadOffers(c *Conversation, t *grouping.Tree, skip []bool) {
 	rd.readOffers(c, t, skip)
+}
+
+// MessageKeys returns the attributes of span a tool call or response can be read from:
+// its message structures, wherever an SDK put them. A late span of a kept trace is read
+// so, alone, for redaction to rewrite them as its trace's spans were.
+func (rd *Reader) MessageKeys(span ptrace.Span) []string {
+	var keys []string
+	f := &rd.found
+	for k, v := range span.Attributes().All() {
+		if IsFlattened(k) {
+			continue
+		}
+		s, ok := messageText(v)
+		if !ok {
+			continue
+		}
+		f.requests, f.responses = f.requests[:0], f.responses[:0]
+		r := reading{full: true, requests: true, found: f}
+		r.walk(gjson.Parse(s), lastSegment(k), false, 0)
+		if len(f.requests)+len(f.responses) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	f.requests, f.responses = f.requests[:0], f.responses[:0]
+	return keys
 }

@@ -23,7 +23,7 @@ type Attempt struct {
 	// parent: a framework that opens one agent span per turn (AG2's generate_reply) runs
 	// one agent in them. Chains and recoveries are per agent run.
 	AgentRun int32
-	Sends []toolspan.Send
+	Sends    []toolspan.Send
 	// Order is the attempt's number inside its call after ordering (1-based).
 	Order int
 }

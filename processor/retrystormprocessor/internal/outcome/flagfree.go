@@ -10,8 +10,9 @@ import (
 // isError / is_error flag ScanResult would find. False means "maybe": ScanResult decides.
 //
 // A map is walked the way ScanResult reads it. A string is free when neither flag name
-// appears, or when every appearance is followed by the value false; a `\u` escape could
-// spell a flag name, so it makes the answer "maybe".
+// appears, or when every appearance is followed by the value false, and no "error" member
+// appears (a lone error fails the attempt too); a `\u` escape could spell a flag name, so
+// it makes the answer "maybe".
 func FlagFree(v pcommon.Value) bool {
 	switch v.Type() {
 	case pcommon.ValueTypeMap:
@@ -32,12 +33,26 @@ func mapFlag(m pcommon.Map, depth int) bool {
 			return true
 		}
 	}
+	if e, ok := m.Get("error"); ok && m.Len() == 1 && loneErrorValue(e) {
+		return true
+	}
 	for _, k := range []string{"result", "response", "output"} {
 		if v, ok := m.Get(k); ok && v.Type() == pcommon.ValueTypeMap && mapFlag(v.Map(), depth+1) {
 			return true
 		}
 	}
 	return false
+}
+
+// loneErrorValue mirrors loneError on the value of a map's only member "error".
+func loneErrorValue(v pcommon.Value) bool {
+	switch v.Type() {
+	case pcommon.ValueTypeEmpty, pcommon.ValueTypeBool:
+		return false
+	case pcommon.ValueTypeStr:
+		return strings.TrimSpace(v.Str()) != ""
+	}
+	return true
 }
 
 func valueFlagTrue(v pcommon.Value) bool {
@@ -58,6 +73,9 @@ func valueFlagTrue(v pcommon.Value) bool {
 // checking the `"is` before it. MCP results carry JSON inside JSON, full of escaped quotes,
 // where a search for `\u` stops at every backslash: those are read in one pass.
 func stringFlagFree(s string) bool {
+	if strings.Contains(s, `"error"`) {
+		return false // maybe a lone error ({"error": …}): ScanResult decides
+	}
 	if strings.IndexByte(s, '\\') < 0 {
 		return flagsFalse(s, `"is`, `Error"`) && flagsFalse(s, `"is`, `_error"`)
 	}

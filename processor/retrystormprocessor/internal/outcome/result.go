@@ -15,7 +15,7 @@ const maxScanDepth = 4
 const maxTextLen = 256
 
 // ScanResult looks for `"isError": true` or `"is_error": true` in a result payload, a
-// map or a JSON string, and returns the result's text (MCP content text, or a `result`,
+// map or a JSON string, or a result that is a lone error ({"error": …}), and returns the result's text (MCP content text, or a `result`,
 // `error` or `message` string) for the span description.
 func ScanResult(v pcommon.Value) (isError bool, text string) {
 	switch v.Type() {
@@ -46,7 +46,7 @@ func scanAny(doc any, depth int) (bool, string) {
 	if !ok || depth > maxScanDepth {
 		return false, ""
 	}
-	if flagTrue(m["isError"]) || flagTrue(m["is_error"]) {
+	if flagTrue(m["isError"]) || flagTrue(m["is_error"]) || loneError(m) {
 		return true, resultText(m)
 	}
 	for _, k := range []string{"result", "response", "output"} {
@@ -57,6 +57,22 @@ func scanAny(doc any, depth int) (bool, string) {
 		}
 	}
 	return false, ""
+}
+
+// loneError reports a result that is an error and nothing else, {"error": …}: the Gemini
+// API's convention for a function's failure, which Google ADK writes for a tool that
+// threw (and a response turned into an error by an on_tool_error callback).
+func loneError(m map[string]any) bool {
+	if len(m) != 1 {
+		return false
+	}
+	switch e := m["error"].(type) {
+	case nil, bool:
+		return false
+	case string:
+		return strings.TrimSpace(e) != ""
+	}
+	return true
 }
 
 func flagTrue(v any) bool {

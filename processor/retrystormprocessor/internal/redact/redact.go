@@ -11,8 +11,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/messages"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
+	"github.com/tidwall/gjson"
 )
 
 // Config says where payloads are copied and what else to remove.
@@ -99,6 +101,8 @@ type Redactor struct {
 	maxValues int
 	rw        rewriter
 	col       collector
+	// followed is what ValueBuilder.Follow recorded for the trace being gathered.
+	followed *Followed
 	// deleteAt is scratch space: positions of the attributes of a map to delete.
 	deleteAt []int
 }
@@ -127,6 +131,7 @@ func New(cfg Config, key []byte) *Redactor {
 func (r *Redactor) Values() ValueBuilder {
 	r.col.reset(r.minLen, r.maxValues)
 	r.rw.reset()
+	r.followed = nil
 	return ValueBuilder{r: r}
 }
 
@@ -172,8 +177,48 @@ func (b ValueBuilder) AddKeys(span ptrace.Span, keys []string) {
 // AddModelPayload gathers the values of a payload known from the model's side of a call,
 // the arguments of its request or the content of its response (JSON text): they are
 // hunted like a tool span's own, wherever the span that executed the call was found or not.
+// A response is often a list of content parts ([{"type":"input_text","text":…}]): the
+// parts' type tags, ids and names are the vocabulary's, not the tool's, and stay readable.
 func (b ValueBuilder) AddModelPayload(text string) {
-	b.r.addPayload("content", pcommon.NewValueStr(text))
+	r := b.r
+	if !r.col.firstRead(text) {
+		return
+	}
+	doc := strings.TrimSpace(text)
+	if !payload.LooksLikeJSONContainer(doc) || !gjson.Valid(doc) {
+		r.col.addText(text, 0)
+		return
+	}
+	r.addUntagged(gjson.Parse(doc), "", 0)
+}
+
+// addUntagged adds the leaves of v but those of the members that tag a content part.
+func (r *Redactor) addUntagged(v gjson.Result, key string, depth int) {
+	if depth > maxDepth {
+		return
+	}
+	switch {
+	case v.IsObject() || v.IsArray():
+		v.ForEach(func(k, el gjson.Result) bool {
+			r.addUntagged(el, k.Str, depth+1)
+			return true
+		})
+	case v.Type == gjson.String:
+		if !partTag(key) {
+			r.col.addText(v.Str, depth)
+		}
+	case v.Type == gjson.Number:
+		r.col.addLeaf(v.Raw)
+	}
+}
+
+// partTag reports a member that says what a content part is rather than what it holds.
+func partTag(key string) bool {
+	switch key {
+	case "type", "role", "id", "name", "mimeType", "mime_type", "format", "annotations":
+		return true
+	}
+	return messages.RoleOf(key)&messages.CallIDKey != 0
 }
 
 // addPayload gathers the values of el, what a payload source read of attribute k. A
@@ -223,13 +268,20 @@ func (b ValueBuilder) Exclude(s string) { b.r.col.exclude(s) }
 func (b ValueBuilder) Done(st *Stats) *Values {
 	b.r.col.dropExcluded()
 	st.NotHunted += b.r.col.over
-	if len(b.r.col.prints) == 0 && len(b.r.col.hashed) == 0 {
+	followed := b.r.followed
+	b.r.followed = nil
+	if len(b.r.col.prints) == 0 && len(b.r.col.hashed) == 0 && followed.empty() {
 		return nil
 	}
 	v := &Values{}
 	b.r.col.build(v)
+	v.followed = followed
 	return v
 }
+
+// Follow records, with the trace's values, where following the model found payloads no
+// configuration lists (Followed), for its late spans.
+func (b ValueBuilder) Follow(f *Followed) { b.r.followed = f }
 
 // ToolSpan deletes a tool span's payload attributes (every copy of a repeated key, and
 // flattened forms) and replaces the content of its message events, which is its own
@@ -251,6 +303,22 @@ func (r *Redactor) ToolSpan(span ptrace.Span, st *Stats) {
 				v.SetStr(r.rw.markValue(v))
 				st.ToolSpan++
 			}
+		}
+	}
+}
+
+// Messages rewrites span's attributes keys as message structures (markers in place of
+// tool payloads), before Span: attributes where following the model read a tool call or
+// response, whatever their keys, so copies in message structures nobody listed are marked
+// as the listed ones are. Span then scrubs them like any attribute.
+func (r *Redactor) Messages(span ptrace.Span, keys []string, st *Stats) {
+	for k, v := range span.Attributes().All() {
+		if !slices.Contains(keys, k) || r.kinds.of(k)&kindMessage != 0 {
+			continue
+		}
+		r.rw.replaced = 0
+		if r.messageAttr(k, v) != messageUnparseable {
+			st.Message += r.rw.replaced
 		}
 	}
 }

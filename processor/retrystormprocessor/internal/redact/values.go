@@ -30,6 +30,9 @@ type Values struct {
 	// their own (hashed.go): kept with the prints, so a kept trace's late spans mark copies
 	// as its spans did.
 	hashed []hashedText
+	// followed is where following the model found payloads nobody listed, kept for the
+	// trace's late spans.
+	followed *Followed
 	// idx is built on the first scan, and not kept by Clone: a decision cache holds only
 	// the prints.
 	idx *valueIndex
@@ -404,11 +407,68 @@ func (v *Values) Clone() *Values {
 	if v.empty() {
 		return nil
 	}
-	return &Values{prints: slices.Clone(v.prints), hashed: slices.Clone(v.hashed), values: v.values, limit: v.limit, k: v.k}
+	return &Values{prints: slices.Clone(v.prints), hashed: slices.Clone(v.hashed), values: v.values, limit: v.limit, k: v.k,
+		followed: v.followed.clone()}
 }
 
-// empty reports whether v holds neither a value to hunt nor a hashed text.
-func (v *Values) empty() bool { return v == nil || len(v.prints) == 0 && len(v.hashed) == 0 }
+// empty reports whether v holds neither a value to hunt, a hashed text nor followed keys.
+func (v *Values) empty() bool {
+	return v == nil || len(v.prints) == 0 && len(v.hashed) == 0 && v.followed.empty()
+}
+
+// Followed is where following the model found what no configuration lists: the
+// attributes that held message structures, and, on the tool spans it found, the
+// attributes that held their payload, with the tools' names. A kept trace's late spans
+// are redacted by them as its spans were.
+type Followed struct {
+	MessageKeys, PayloadKeys, Tools []string
+}
+
+func (f *Followed) empty() bool {
+	return f == nil || len(f.MessageKeys) == 0 && len(f.PayloadKeys) == 0
+}
+
+func (f *Followed) clone() *Followed {
+	if f.empty() {
+		return nil
+	}
+	return &Followed{MessageKeys: slices.Clone(f.MessageKeys), PayloadKeys: slices.Clone(f.PayloadKeys), Tools: slices.Clone(f.Tools)}
+}
+
+// merge adds other's keys and tools to f's.
+func (f *Followed) merge(other *Followed) *Followed {
+	if other.empty() {
+		return f
+	}
+	out := f.clone()
+	if out == nil {
+		out = &Followed{}
+	}
+	for _, k := range other.MessageKeys {
+		if !slices.Contains(out.MessageKeys, k) {
+			out.MessageKeys = append(out.MessageKeys, k)
+		}
+	}
+	for _, k := range other.PayloadKeys {
+		if !slices.Contains(out.PayloadKeys, k) {
+			out.PayloadKeys = append(out.PayloadKeys, k)
+		}
+	}
+	for _, t := range other.Tools {
+		if !slices.Contains(out.Tools, t) {
+			out.Tools = append(out.Tools, t)
+		}
+	}
+	return out
+}
+
+// Followed returns where following the model found payloads in v's trace (nil: nowhere).
+func (v *Values) Followed() *Followed {
+	if v == nil {
+		return nil
+	}
+	return v.followed
+}
 
 // Merge adds the values of other to v, as many as the limit allows; the values of other
 // left out for it, and not already in v, are counted in st.NotHunted.
@@ -421,6 +481,7 @@ func (v *Values) Merge(other *Values, st *Stats) *Values {
 	}
 	out := v.Clone() // one processor: one minimum length, one limit
 	out.hashed = mergeHashed(out.hashed, other.hashed)
+	out.followed = out.followed.merge(other.followed)
 	known := make(map[uint64]struct{}, len(out.prints)+len(other.prints))
 	for _, p := range out.prints {
 		known[p.sum] = struct{}{}

@@ -119,12 +119,12 @@ func (x *Extractor) ReadByRole(a *Attempt) {
 	a.Followed = true
 	var told Told
 	for k, v := range a.Span.Attributes().All() {
-		switch roleSegment(k) {
-		case "arguments", "args", "input", "toolInput":
+		switch PayloadRole(k) {
+		case "arguments":
 			if !told.HasArgs {
 				told.Args, told.HasArgs = v.AsString(), true
 			}
-		case "output", "result", "response", "results":
+		case "result":
 			if !told.HasResult {
 				told.Result, told.HasResult = v.AsString(), true
 			}
@@ -134,6 +134,18 @@ func (x *Extractor) ReadByRole(a *Attempt) {
 		a.RedactKeys = append(a.RedactKeys, k)
 	}
 	x.Fill(a, told)
+}
+
+// PayloadRole says which payload a tool span's attribute holds by its key's role, as
+// ReadByRole reads a span no rule names: "arguments", "result", or "".
+func PayloadRole(key string) string {
+	switch roleSegment(key) {
+	case "arguments", "args", "input", "toolInput":
+		return "arguments"
+	case "output", "result", "response", "results":
+		return "result"
+	}
+	return ""
 }
 
 // roleSegment is the segment of key that names its role: the last one after '.', ':' or
