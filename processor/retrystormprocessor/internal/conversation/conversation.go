@@ -532,11 +532,27 @@ func (rd *Reader) readOffers(c *Conversation, t *grouping.Tree, skip []bool) {
 		}
 		for k, v := range t.Nodes[i].Span.Attributes().All() {
 			s, ok := messageText(v)
+			toolKey := containsFold(k, "tool")
+			if !ok && toolKey && (v.Type() == pcommon.ValueTypeStr || v.Type() == pcommon.ValueTypeSlice) {
+				// A list of the tools offered, under a key that says so (llm.tools,
+				// gen_ai.tool.definitions): definitions, or their names alone.
+				s = v.AsString()
+				ok = payloadLooksLikeJSON(s)
+			}
 			if !ok {
 				continue
 			}
+			doc := gjson.Parse(s)
+			if toolKey && doc.IsArray() {
+				doc.ForEach(func(_, el gjson.Result) bool {
+					if el.Type == gjson.String && !looksLikeMessages(el.Str) && toolName(el.Str) {
+						f.offers = append(f.offers, el.Str)
+					}
+					return true
+				})
+			}
 			r := reading{full: true, found: f}
-			r.walk(gjson.Parse(s), lastSegment(k), false, 0)
+			r.walk(doc, lastSegment(k), false, 0)
 		}
 	}
 	f.requests, f.responses = f.requests[:0], f.responses[:0]
@@ -594,4 +610,15 @@ func (rd *Reader) MessageKeys(span ptrace.Span) []string {
 	}
 	f.requests, f.responses = f.requests[:0], f.responses[:0]
 	return keys
+}
+
+// payloadLooksLikeJSON reports a JSON object or array.
+func payloadLooksLikeJSON(s string) bool {
+	s = strings.TrimSpace(s)
+	return len(s) > 1 && (s[0] == '[' || s[0] == '{')
+}
+
+// toolName reports a string that can be a tool's name: no white space, not empty, short.
+func toolName(s string) bool {
+	return s != "" && len(s) <= 128 && !strings.ContainsAny(s, " \t\n\r{}[]\"")
 }

@@ -68,6 +68,11 @@ func (r *reading) object(v gjson.Result, parentKey string, inList bool, depth in
 	switch part {
 	case messages.Call:
 		consumed = r.call(&o, parentKey)
+		// OpenAI lists an offered tool as {"type":"function","function":{name, parameters}}:
+		// under a call's wrapping member, a definition.
+		if r.full && o.name != "" && o.schema && !o.hasArgs {
+			r.found.offers = append(r.found.offers, o.name)
+		}
 	case messages.Result, messages.ToolMessage:
 		// What a tool returned is payload, not conversation: a sub-agent's messages
 		// inside it are not this model's requests. A tool message that names no call is
