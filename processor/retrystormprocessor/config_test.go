@@ -99,6 +99,7 @@ func TestLoadConfig(t *testing.T) {
 			"recognition.tool_spans[1] must set exactly one of attribute, span_name, span_name_prefix",
 			"recognition.tool_spans[1].value needs attribute",
 			"recognition.not_tool_spans[0] must set exactly one of attribute, span_name, span_name_prefix",
+			"recognition.follow_model.handoff_prefixes[0] must not be empty",
 			`attributes.call_id[0] must name an attribute, got ""`,
 			`attributes.call_id[1] must name an attribute, got "#path"`,
 		}},
@@ -163,6 +164,8 @@ func checkFullConfig(t *testing.T, cfg *Config) {
 	assert.Equal(t, []ToolSpanRuleConfig{{Attribute: "my.kind", Value: "tool"}, {SpanNamePrefix: "tool "}}, cfg.Recognition.ToolSpans)
 	assert.Equal(t, []string{"tool "}, cfg.Recognition.ToolNamePrefixes)
 	assert.Empty(t, cfg.Recognition.ToolNameSuffixes)
+	assert.Equal(t, toolspan.FollowModel{Enabled: true, OfferedTools: false, HandoffPrefixes: []string{"transfer_to_", "handoff_to_"}},
+		cfg.Recognition.FollowModel, "a key left out keeps its default")
 	assert.False(t, cfg.Status.OverrideOK)
 	assert.Equal(t, HashingConfig{KeyEnv: "RETRYSTORM_HASH_KEY"}, cfg.Hashing)
 	assert.Equal(t, StaleCacheConfig{MaxDurationRatio: 0.2, MaxDuration: 20 * time.Millisecond, RememberedResults: 500, MinAge: 30 * time.Second,

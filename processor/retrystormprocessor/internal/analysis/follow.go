@@ -73,8 +73,7 @@ func (an *Analyzer) follow(t *grouping.Tree, isTool, logical []bool) *followed {
 		for i, e := range cands {
 			switch {
 			case cof[i] >= 0:
-				j := open[cof[i]]
-				f.told[e.Node] = an.toldOf(conv, j, e)
+				f.told[e.Node] = toldFrom(conv, open[cof[i]])
 			case len(conv.Requests) == 0:
 				// Offered, not requested: an attempt of the tool, with nothing told.
 				f.told[e.Node] = toolspan.Told{Tool: e.Tool}
@@ -121,10 +120,6 @@ func (f *followed) record(execs []conversation.Executor, of []int) {
 			f.told[e.Node] = toldFrom(f.conv, of[i])
 		}
 	}
-}
-
-func (an *Analyzer) toldOf(conv *conversation.Conversation, j int, _ conversation.Executor) toolspan.Told {
-	return toldFrom(conv, j)
 }
 
 // toldFrom is what request j and its response say.

@@ -86,7 +86,7 @@ func (c *Conversation) Response(id string) (Response, bool) {
 // Reader reads conversations. It is not safe for concurrent use.
 type Reader struct {
 	seed maphash.Seed
-	// skip says a span is not read: tool spans, whose payloads are tool output.
+	// found is the scratch space of the span being read.
 	found found
 }
 
@@ -508,18 +508,6 @@ func containsFold(s, word string) bool {
 }
 
 func lastSegment(k string) string { return k[strings.LastIndexByte(k, '.')+1:] }
-
-// Executors lists the candidates to have executed a tool: spans whose kind is not a
-// transport's (an HTTP send under a tool span is its send, not its attempt).
-func isTransport(span ptrace.Span) bool {
-	if span.Kind() != ptrace.SpanKindClient {
-		return false
-	}
-	attrs := span.Attributes()
-	_, a := attrs.Get("http.request.method")
-	_, b := attrs.Get("http.method")
-	return a || b
-}
 
 // readOffers reads the tools the model was offered (tool definitions: an object naming a
 // tool beside its parameters' schema), from every span skip does not mark, each name once.

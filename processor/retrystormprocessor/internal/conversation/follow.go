@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 // Executor is a span that may have run a tool a model asked for: a tool span a
@@ -150,7 +151,7 @@ func Candidates(t *grouping.Tree, c *Conversation, reqs []int, isTool []bool, is
 			continue
 		}
 		span := t.Nodes[i].Span
-		if isTransport(span) || isAgent != nil && isAgent(span) {
+		if toolspan.IsTransport(span) || isAgent != nil && isAgent(span) {
 			continue
 		}
 		id, tool := carriedID(span, ids)

@@ -5,6 +5,7 @@ package toolspan // import "github.com/retrystorm/retrystorm/processor/retrystor
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 )
@@ -73,13 +74,19 @@ func DefaultFollowModel() FollowModel {
 	return FollowModel{Enabled: true, OfferedTools: true, HandoffPrefixes: []string{"transfer_to_"}}
 }
 
-// ValidateRules reports an empty tool_spans list and every rule of tool_spans,
+// ValidateRules reports an empty tool_spans list, an empty follow_model.handoff_prefixes
+// entry, and every rule of tool_spans,
 // not_tool_spans and agent_spans that does not set exactly one matcher, as parent.tool_spans[i]. It is not
 // Validate: confmap would call that a second time.
 func (r *Recognition) ValidateRules(parent string) error {
 	var errs error
 	if len(r.ToolSpans) == 0 {
 		errs = fmt.Errorf("%s.tool_spans must list at least one rule", parent)
+	}
+	for i, p := range r.FollowModel.HandoffPrefixes {
+		if strings.TrimSpace(p) == "" {
+			errs = errors.Join(errs, fmt.Errorf("%s.follow_model.handoff_prefixes[%d] must not be empty", parent, i))
+		}
 	}
 	return errors.Join(errs, validateRules(parent+".tool_spans", r.ToolSpans), validateRules(parent+".not_tool_spans", r.NotToolSpans),
 		validateRules(parent+".agent_spans", r.AgentSpans))
