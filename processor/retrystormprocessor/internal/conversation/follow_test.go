@@ -141,10 +141,3 @@ func TestMentions(t *testing.T) {
 		assert.Equal(t, want, mentions(s, "charge_card"), s)
 	}
 }
-
-func TestIsPlaceholderID(t *testing.T) {
-	for id, want := range map[string]bool{"<not specified>": true, "None": true, "null": true, "": true, " ": true,
-		"call_1": false, "toolu_01": false, "<x": false} {
-		assert.Equal(t, want, IsPlaceholderID(id), id)
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/messages"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 // maxDepth bounds how deep a message structure is walked, JSON inside JSON strings
@@ -310,24 +311,10 @@ func str(m gjson.Result) string {
 // specified>" on every failed call, and SDKs write "None", "null" or "undefined".
 func cleanID(id string) string {
 	id = strings.TrimSpace(id)
-	if IsPlaceholderID(id) {
+	if toolspan.IsPlaceholderID(id) {
 		return ""
 	}
 	return id
-}
-
-// IsPlaceholderID reports a call id that names no call: empty, bracketed ("<not
-// specified>"), or a language's null.
-func IsPlaceholderID(id string) bool {
-	id = strings.TrimSpace(id)
-	if id == "" || len(id) >= 2 && id[0] == '<' && id[len(id)-1] == '>' {
-		return true
-	}
-	switch strings.ToLower(id) {
-	case "none", "null", "nil", "undefined", "unknown", "n/a", "not specified":
-		return true
-	}
-	return false
 }
 
 // looksLikeMessages is the cheap first look at a string: a JSON object or array that

@@ -132,7 +132,7 @@ func (x *Extractor) readIdentity(a *Attempt, spanName string, attrs attrs) {
 	if a.ToolName != "" {
 		a.Present |= FieldToolName
 	}
-	if s, ok := x.firstString(attrs, x.callID); ok && !placeholderID(s) {
+	if s, ok := x.firstString(attrs, x.callID); ok && !IsPlaceholderID(s) {
 		a.CallID = s
 		a.Present |= FieldCallID
 	}

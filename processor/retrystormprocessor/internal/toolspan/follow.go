@@ -94,10 +94,10 @@ func (x *Extractor) HasArgs(span ptrace.Span) bool {
 	return false
 }
 
-// placeholderID reports a call id that names no call: bracketed ("<not specified>", which
-// ADK Python writes on every failed call), or a language's null. Taken for an id, it
-// would make one call of every failure that carries it.
-func placeholderID(id string) bool {
+// IsPlaceholderID reports a call id that names no call: empty, bracketed ("<not
+// specified>", which ADK Python writes on every failed call), or a language's null. Taken
+// for an id, it would make one call of every failure that carries it.
+func IsPlaceholderID(id string) bool {
 	id = strings.TrimSpace(id)
 	if id == "" || len(id) >= 2 && id[0] == '<' && id[len(id)-1] == '>' {
 		return true
