@@ -96,7 +96,7 @@ type shapeStorm struct {
 func stormPerShape() []shapeStorm {
 	var out []shapeStorm
 	for _, shape := range agenttraffic.AllShapes() {
-		if shape == agenttraffic.ShapeSeedRecord {
+		if !shape.SendsPayloads() {
 			continue
 		}
 		sc := agenttraffic.ScenarioExecutorStorm
@@ -359,7 +359,7 @@ func checkEveryShapeSearched(t *testing.T, truth []agenttraffic.Truth) {
 		kept[tr.Shape] = kept[tr.Shape] || tr.Keep && len(tr.Secrets) > 0
 	}
 	for _, shape := range agenttraffic.AllShapes() {
-		if !kept[shape] && shape != agenttraffic.ShapeSeedRecord {
+		if !kept[shape] && shape.SendsPayloads() {
 			t.Errorf("no kept trace of shape %s carries raw values: its copies go unsearched", shape)
 		}
 	}

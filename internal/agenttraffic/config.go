@@ -27,20 +27,31 @@ const (
 	ShapeStrands                Shape = "strands"
 	ShapeOpenInferenceLangChain Shape = "openinference_langchain"
 	ShapeOpenAIAgents           Shape = "openai_agents"
+
+	ShapeUnlisted        Shape = "unlisted"
+	ShapeUnlistedOffered Shape = "unlisted_offered"
 )
 
 // AllShapes lists every shape in a stable order.
 func AllShapes() []Shape {
-	return append([]Shape{ShapeGenAI, ShapeMastra, ShapeMCP, ShapeOpenLLMetryMCP, ShapeOpenInference,
+	all := append([]Shape{ShapeGenAI, ShapeMastra, ShapeMCP, ShapeOpenLLMetryMCP, ShapeOpenInference,
 		ShapeVercelV6, ShapeClaudeCode, ShapeLogfireMCP, ShapeSeedRecord}, FrameworkShapes()...)
+	return append(all, UnlistedShapes()...)
 }
 
 // FrameworkShapes lists, in a stable order, the shapes of agent frameworks whose signals
 // sit in gen_ai.tool.status, OpenInference AGENT spans and Strands' message events:
 // Strands, LangChain.js over OpenInference, the OpenAI Agents SDK over OpenInference. They
-// end AllShapes.
+// follow the nine instrumentation shapes in AllShapes.
 func FrameworkShapes() []Shape {
 	return []Shape{ShapeStrands, ShapeOpenInferenceLangChain, ShapeOpenAIAgents}
+}
+
+// UnlistedShapes lists, in a stable order, the shapes of a framework no recognition rule
+// or attribute source of retry_storm names (unlisted.go): with content capture on, and
+// off. retry_storm sees their tool calls only by following the model. They end AllShapes.
+func UnlistedShapes() []Shape {
+	return []Shape{ShapeUnlisted, ShapeUnlistedOffered}
 }
 
 // knownShapes lists every shape a config may name.

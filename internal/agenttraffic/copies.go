@@ -31,6 +31,8 @@ func (r *renderer) modelCopies(tr turn, finish string, start, end time.Time) ([]
 		return nil, r.strandsChatEvents(tr, start, end)
 	case ShapeOpenAIAgents:
 		return r.openaiAgentsModelCopies(tr, finish), nil
+	case ShapeUnlisted:
+		return r.unlistedModelCopies(tr, finish), nil
 	}
 	return nil, nil
 }
@@ -66,6 +68,8 @@ func (r *renderer) agentCopies(start, end time.Time) ([]Attr, []Event) {
 	case ShapeOpenAIAgents:
 		return []Attr{Str("input.value", r.js([]any{payload{"role": "user", "content": r.prompt}})),
 			Str("input.mime_type", "application/json"), Str("output.value", r.answer)}, nil
+	case ShapeUnlisted:
+		return r.unlistedAgentCopies(), nil
 	}
 	return nil, nil
 }

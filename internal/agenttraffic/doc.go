@@ -1,5 +1,6 @@
 // Package agenttraffic generates deterministic AI-agent traces (an invoke_agent root, model
-// spans, tool spans in every input shape the processor recognises (ANALYSIS.md, "Recognition"), injected retry scenarios) together with
+// spans, tool spans in every input shape the processor recognises (ANALYSIS.md, "Recognition")
+// and in a framework's it sees only by following the model, injected retry scenarios) together with
 // the ground truth a correct retry_storm must report, and emits them as pdata or through an
 // OpenTelemetry SDK TracerProvider.
 //

@@ -149,6 +149,7 @@ func (gen *Generator) build(shape Shape, sc Scenario, start time.Time, seed *sta
 		pl.noRecallAfterFailure()
 	}
 	pl.citeCleanAssets()
+	pl.withoutApplicationKeys()
 	spans := render(gen.g, pl.plan, start, !gen.cfg.withoutCopies)
 	return Trace{ID: id, Service: gen.cfg.Service, Scope: pl.traits.scope, Spans: spans,
 		Truth: deriveTruth(pl.plan, id, spans)}

@@ -105,7 +105,8 @@ func checkSpanTree(t *testing.T, tr *Trace) {
 func isModelSpan(s *Span) bool {
 	return strings.HasPrefix(s.Name, "chat ") || s.Name == "ChatCompletion" || s.Name == "openai.chat" ||
 		s.Name == "ai.generateText.doGenerate" || s.Name == "claude_code.llm_request" ||
-		strAttr(s, "gen_ai.operation.name") == "chat" || strAttr(s, "openinference.span.kind") == "LLM"
+		s.Name == "acme.llm.generate" || strAttr(s, "gen_ai.operation.name") == "chat" ||
+		strAttr(s, "openinference.span.kind") == "LLM"
 }
 
 func TestTracesFollowTheBaseClock(t *testing.T) {

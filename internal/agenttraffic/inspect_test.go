@@ -38,6 +38,8 @@ func isToolAttempt(shape Shape, s *Span) bool {
 		return strAttr(s, "gen_ai.operation.name") == "execute_tool"
 	case ShapeOpenInferenceLangChain, ShapeOpenAIAgents:
 		return strAttr(s, "openinference.span.kind") == "TOOL"
+	case ShapeUnlisted, ShapeUnlistedOffered:
+		return strings.HasPrefix(s.Name, "acme.tool ")
 	}
 	return false
 }
@@ -74,12 +76,16 @@ func callIDOf(tr *Trace, s *Span) string {
 		return strAttr(s, "span_id")
 	case ShapeStrands:
 		return strAttr(s, "gen_ai.tool.call.id")
+	case ShapeUnlisted:
+		// With content capture off no request names the id: retry_storm keys the calls
+		// without it.
+		return strAttr(s, "acme.tool.call_id")
 	}
 	return ""
 }
 
 var resultKeys = []string{"gen_ai.tool.call.result", "traceloop.entity.output", "output.value",
-	"ai.toolCall.result", "response", "tool_response"}
+	"ai.toolCall.result", "response", "tool_response", "acme.tool.output"}
 
 // resultOf is what an attempt answered: its result attribute, or Strands' gen_ai.choice
 // event.
@@ -168,10 +174,11 @@ func agentOf(tr *Trace, s *Span) *Span {
 }
 
 // isAgentRoot reports a root span that is the agent's: invoke_agent, OpenInference's AGENT,
-// or LangChain's CHAIN named after the agent it runs.
+// LangChain's CHAIN named after the agent it runs, or Acme's run.
 func isAgentRoot(s *Span) bool {
 	switch {
-	case strAttr(s, "gen_ai.operation.name") == "invoke_agent", strAttr(s, "openinference.span.kind") == "AGENT":
+	case strAttr(s, "gen_ai.operation.name") == "invoke_agent", strAttr(s, "openinference.span.kind") == "AGENT",
+		s.Name == "acme.agent.run" && strAttr(s, "acme.agent.name") != "":
 		return true
 	case strAttr(s, "openinference.span.kind") == "CHAIN":
 		var md map[string]any

@@ -89,6 +89,16 @@ type plannedStep struct {
 	calls []*plannedCall
 }
 
+// hasTool reports whether the step calls t.
+func (s *plannedStep) hasTool(t *toolSpec) bool {
+	for _, c := range s.calls {
+		if c.tool == t {
+			return true
+		}
+	}
+	return false
+}
+
 // plan is a whole agent run before rendering.
 type plan struct {
 	shape       Shape
@@ -140,7 +150,7 @@ func (pl *planner) cleanSteps(n int) {
 		k := min(n, pl.g.between(1, 3))
 		step := &plannedStep{}
 		for range k {
-			step.calls = append(step.calls, pl.cleanCall(pick(pl.g, catalog)))
+			step.calls = append(step.calls, pl.cleanCall(pl.stepTool(step, nil)))
 		}
 		pl.plan.steps = append(pl.plan.steps, step)
 		n -= k
@@ -151,32 +161,42 @@ func (pl *planner) cleanSteps(n int) {
 // call right after a failed one is a clean call of the same tool with other arguments,
 // the processor takes it for a model re-call with changed arguments (the failure is then
 // recovered, not unrecovered_failure), which the scenario did not plan. Such a call is
-// planned again with another tool.
+// planned again with another tool. Where calls are keyed by tool alone, any later call of
+// the tool would join the failed call's chain (its arguments unseen), so every one is.
 func (pl *planner) noRecallAfterFailure() {
 	calls := pl.plan.calls()
 	for i := 0; i+1 < len(calls); i++ {
-		failed, next := calls[i], calls[i+1]
+		failed := calls[i]
 		if st := failed.last().status; st != AttemptError && st != AttemptTimeout {
 			continue
 		}
-		if next.tool != failed.tool || len(next.attempts) != 1 || next.last().status != AttemptOK ||
-			jsonText(next.last().args) == jsonText(failed.last().args) {
-			continue
+		later := calls[i+1 : i+2]
+		if pl.traits.keyedByToolAlone() {
+			later = calls[i+1:]
 		}
-		for _, s := range pl.plan.steps {
-			for j, c := range s.calls {
-				if c == next {
-					s.calls[j] = pl.cleanCall(pl.otherTool(failed.tool))
+		for _, next := range later {
+			if next.tool != failed.tool || len(next.attempts) != 1 || next.last().status != AttemptOK ||
+				jsonText(next.last().args) == jsonText(failed.last().args) {
+				continue
+			}
+			for _, s := range pl.plan.steps {
+				for j, c := range s.calls {
+					if c == next {
+						s.calls[j] = pl.cleanCall(pl.stepTool(s, failed.tool))
+					}
 				}
 			}
 		}
 	}
 }
 
-// otherTool picks a catalog tool other than t.
-func (pl *planner) otherTool(t *toolSpec) *toolSpec {
+// stepTool picks a catalog tool other than not for a call of step s. Where calls are keyed
+// by tool alone, it is none of the step's tools either: two calls of one tool in one turn
+// would be one call.
+func (pl *planner) stepTool(s *plannedStep, not *toolSpec) *toolSpec {
 	for {
-		if o := pick(pl.g, catalog); o != t {
+		o := pick(pl.g, catalog)
+		if o != not && !(pl.traits.keyedByToolAlone() && s.hasTool(o)) {
 			return o
 		}
 	}
@@ -277,7 +297,7 @@ func (pl *planner) failedAttempt(t *toolSpec, args payload, status AttemptStatus
 	if status == AttemptTimeout {
 		a.dur = pl.g.ms(5000, 5400)
 	}
-	a.viaResult = pl.traits.failsOnlyViaResult
+	a.viaResult = pl.traits.failsOnlyViaResult || pl.traits.mcpToolErrors && mcpTools[t.name] && status != AttemptTimeout
 	if pl.plan.shape == ShapeSeedRecord {
 		// Only the seed record spells out side effects of failed tries; other shapes leave
 		// them off rather than claim an unknown effect with no outcome.
@@ -349,6 +369,22 @@ func (pl *planner) citeCleanAssets() {
 	for _, c := range pl.plan.calls() {
 		if c.asset != "" && c.last().status == AttemptOK && !contains(pl.plan.citedAssets, c.asset) {
 			pl.plan.citedAssets = append(pl.plan.citedAssets, c.asset)
+		}
+	}
+}
+
+// withoutApplicationKeys plans no side effect, idempotency key, read asset or citation
+// for a shape whose spans carry none of the application's keys: the truth then claims
+// nothing they would have said.
+func (pl *planner) withoutApplicationKeys() {
+	if !pl.traits.ownNamesOnly {
+		return
+	}
+	pl.plan.citedAssets = nil
+	for _, c := range pl.plan.calls() {
+		c.asset = ""
+		for _, a := range c.attempts {
+			a.idemKey, a.sideEffect = "", ""
 		}
 	}
 }

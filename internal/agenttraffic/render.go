@@ -33,8 +33,9 @@ type renderer struct {
 const millis = time.Millisecond
 
 func render(g *rng, p *plan, start time.Time, copies bool) []Span {
-	r := &renderer{g: g, traits: traitsOf(p.shape), plan: p, jsonrpcID: g.between(1, 40),
-		sessionID: g.hex(32), copies: copies, prompt: prompts[p.agent], answer: answerText(p)}
+	traits := traitsOf(p.shape)
+	r := &renderer{g: g, traits: traits, plan: p, jsonrpcID: g.between(1, 40),
+		sessionID: g.hex(32), copies: copies && !traits.contentOff, prompt: prompts[p.agent], answer: answerText(p)}
 	rootIdx := r.add(SpanID{}, r.rootName(), KindInternal, start, r.rootAttrs(start))
 	r.root = r.spans[rootIdx].ID
 	r.turnParent, r.toolParent = r.root, r.root
@@ -82,6 +83,8 @@ func (r *renderer) rootName() string {
 		return r.plan.agent
 	case ShapeOpenAIAgents:
 		return "Agent workflow"
+	case ShapeUnlisted, ShapeUnlistedOffered:
+		return "acme.agent.run"
 	}
 	return "invoke_agent " + r.plan.agent
 }
@@ -96,6 +99,8 @@ func (r *renderer) rootAttrs(start time.Time) []Attr {
 			"ls_integration": "langchain_create_agent", "lc_agent_name": r.plan.agent}))}
 	case ShapeOpenAIAgents:
 		attrs = []Attr{Str("openinference.span.kind", "AGENT"), Str("llm.system", "openai")}
+	case ShapeUnlisted, ShapeUnlistedOffered:
+		attrs = r.unlistedAgentAttrs()
 	default:
 		attrs = r.invokeAgentAttrs()
 	}
@@ -181,7 +186,8 @@ func (r *renderer) finalTurn(n int, t time.Time) time.Time {
 }
 
 // turnSpan opens the span that holds model turn n and its calls where the shape has one
-// (Vercel's step, Strands' event loop cycle, the Agents SDK's turn); -1 where it has none.
+// (Vercel's step, Strands' event loop cycle, the Agents SDK's turn, Acme's step); -1 where
+// it has none.
 func (r *renderer) turnSpan(n int, t time.Time) int {
 	switch {
 	case r.traits.steps:
@@ -193,6 +199,8 @@ func (r *renderer) turnSpan(n int, t time.Time) int {
 	case r.plan.shape == ShapeOpenAIAgents:
 		return r.add(r.turnParent, "turn", KindInternal, t, []Attr{
 			Str("openinference.span.kind", "CHAIN"), Str("llm.system", "openai")})
+	case r.plan.shape == ShapeUnlisted || r.plan.shape == ShapeUnlistedOffered:
+		return r.add(r.turnParent, "acme.agent.step", KindInternal, t, []Attr{Int("acme.agent.step.index", int64(n))})
 	}
 	return -1
 }
@@ -206,7 +214,7 @@ func (r *renderer) closeTurn(idx int, end time.Time, tr turn, s *plannedStep, te
 		sp.Status = Status{Code: StatusOK}
 		sp.Attrs = append(sp.Attrs, Str("gen_ai.event.end_time", eventTime(end)))
 		sp.Events = r.strandsCycleEvents(tr, sp.Start)
-	case ShapeOpenAIAgents:
+	case ShapeOpenAIAgents, ShapeUnlisted, ShapeUnlistedOffered:
 		sp.Status = Status{Code: StatusOK}
 	default:
 		sp.Attrs = append(sp.Attrs, r.stepCopies(s, text)...)
@@ -396,6 +404,8 @@ func (r *renderer) model(parent SpanID, t time.Time, finish string, tr turn) tim
 			Int("ai.usage.promptTokens", in), Int("ai.usage.completionTokens", out),
 			Str("gen_ai.request.model", r.plan.model), Int("gen_ai.usage.input_tokens", in),
 			Int("gen_ai.usage.output_tokens", out), Strs("gen_ai.response.finish_reasons", finish)}
+	case ShapeUnlisted, ShapeUnlistedOffered:
+		name, attrs = "acme.llm.generate", r.unlistedModelAttrs(in, out, finish)
 	case ShapeClaudeCode:
 		name = "claude_code.llm_request"
 		attrs = []Attr{Str("model", r.plan.model), Int("input_tokens", in), Int("output_tokens", out)}
@@ -414,7 +424,8 @@ func (r *renderer) model(parent SpanID, t time.Time, finish string, tr turn) tim
 	copies, events := r.modelCopies(tr, finish, t, end)
 	idx := r.add(parent, name, kind, t, append(attrs, copies...))
 	r.spans[idx].End, r.spans[idx].Events = end, events
-	if r.plan.shape == ShapeStrands || r.plan.shape == ShapeOpenAIAgents {
+	switch r.plan.shape {
+	case ShapeStrands, ShapeOpenAIAgents, ShapeUnlisted, ShapeUnlistedOffered:
 		r.spans[idx].Status = Status{Code: StatusOK}
 	}
 	return end

@@ -227,7 +227,8 @@ func checkAgentStorm(t *testing.T, tr *Trace) {
 }
 
 func argsOf(s *Span) string {
-	for _, k := range []string{"gen_ai.tool.call.arguments", "input.value", "ai.toolCall.args", "tool_input", "args_hash"} {
+	for _, k := range []string{"gen_ai.tool.call.arguments", "input.value", "ai.toolCall.args", "tool_input", "args_hash",
+		"acme.tool.input"} {
 		if v, ok := s.Attr(k); ok {
 			return v.JSON()
 		}

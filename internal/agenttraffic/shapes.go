@@ -38,8 +38,20 @@ type shapeTraits struct {
 	resultNamesCall bool
 	// modelCallIDs: the model's call ids are on model spans only, never on tool spans.
 	modelCallIDs bool
-	scope        string
-	json         jsonStyle // how the instrumentation's runtime writes payloads
+	// ownNamesOnly: no span name or attribute key is a default recognition rule or
+	// attribute source of retry_storm, the application's side_effect, idempotency_key and
+	// retrystorm.read.asset included (they are attribute sources too): no side effect,
+	// idempotency key, read asset or citation is planned, and a subagent is no agent level a
+	// rule names.
+	ownNamesOnly bool
+	// mcpToolErrors: the tools mcpTools names are served over MCP: a failure of theirs is an
+	// isError result with status unset, but a timeout, which the client throws.
+	mcpToolErrors bool
+	// contentOff: content capture is off: no message, no payload attribute, no copy of an
+	// argument or result anywhere in the trace.
+	contentOff bool
+	scope      string
+	json       jsonStyle // how the instrumentation's runtime writes payloads
 }
 
 func traitsOf(s Shape) shapeTraits {
@@ -84,9 +96,31 @@ func traitsOf(s Shape) shapeTraits {
 		return shapeTraits{timeouts: true, results: true, args: true, exceptions: true, recallsApart: true,
 			detachedSpans: true, oneTryPerCall: true, modelCallIDs: true,
 			scope: "@arizeai/openinference-instrumentation-openai-agents", json: jsonCompact}
+	case ShapeUnlisted:
+		// The call id is the model's, on the tool span under a key of the framework's own:
+		// following matches it as an attribute value. A thrown failure's status message
+		// says timeout; an isError result is the span's output and the tool message's
+		// content.
+		return shapeTraits{callIDs: true, timeouts: true, isErrorResults: true, mcpToolErrors: true, httpChildren: true,
+			results: true, args: true, exceptions: true, recallsApart: true, ownNamesOnly: true, scope: unlistedScope,
+			json: jsonCompact}
+	case ShapeUnlistedOffered:
+		// No request records a call id, and no attribute source names the tool span's: the
+		// processor groups its calls by (parent, tool), without arguments.
+		return shapeTraits{timeouts: true, httpChildren: true, recallsApart: true, ownNamesOnly: true, contentOff: true,
+			scope: unlistedScope, json: jsonCompact}
 	}
 	return shapeTraits{}
 }
+
+// keyedByToolAlone reports a shape whose calls retry_storm can only key by (parent, tool):
+// no call id and no arguments are recorded, so two calls of one tool under one parent are
+// one call, and a failed call chains with any later call of its tool.
+func (t shapeTraits) keyedByToolAlone() bool { return !t.callIDs && !t.args }
+
+// SendsPayloads reports whether the shape's traces carry raw argument or result values:
+// not the seed record's hashes, not a trace recorded with content capture off.
+func (s Shape) SendsPayloads() bool { return s != ShapeSeedRecord && !traitsOf(s).contentOff }
 
 // Expresses reports whether the shape can express the scenario exactly (scenarioSupports).
 func (s Shape) Expresses(sc Scenario) bool { return scenarioSupports(sc, s) }
@@ -114,8 +148,12 @@ func scenarioSupports(sc Scenario, s Shape) bool {
 		return t.timeouts && t.results && !t.resultNamesCall
 	case ScenarioNestedDuplicate:
 		// Seed records number their attempts: a re-recorded attempt 1 would also read as a
-		// repeated attempt number, a second signal.
-		return t.callIDs && !t.nestedAttempts && s != ShapeSeedRecord
+		// repeated attempt number, a second signal. A subagent no rule names is no agent
+		// level of its own.
+		return t.callIDs && !t.nestedAttempts && s != ShapeSeedRecord && !t.ownNamesOnly
+	case ScenarioDuplicateSideEffect, ScenarioUnbackedCitation:
+		// Side effects, idempotency keys and read assets are the application's keys.
+		return !t.ownNamesOnly
 	case ScenarioIncompleteRecord:
 		return s == ShapeSeedRecord
 	case ScenarioResultDrift:
@@ -124,8 +162,9 @@ func scenarioSupports(sc Scenario, s Shape) bool {
 	case ScenarioUnresolvedAttempt:
 		// The seed record says so with an empty status. Elsewhere "no result" means none came
 		// back only where results are recorded; Claude Code always sends its success flag and
-		// Strands its gen_ai.tool.status, so their tool spans never lack an outcome.
-		return s == ShapeSeedRecord || t.results && s != ShapeClaudeCode && s != ShapeStrands
+		// Strands its gen_ai.tool.status, so their tool spans never lack an outcome. An
+		// attempt without outcome needs its pending side effect said.
+		return s == ShapeSeedRecord || t.results && s != ShapeClaudeCode && s != ShapeStrands && !t.ownNamesOnly
 	case ScenarioAttemptGap:
 		return t.attemptNumbers
 	}
@@ -191,6 +230,8 @@ func (r *renderer) attemptSpan(c *plannedCall, a *plannedAttempt) attemptSpan {
 		s = r.langchainAttempt(c, a)
 	case ShapeOpenAIAgents:
 		s = r.openaiAgentsAttempt(c, a)
+	case ShapeUnlisted, ShapeUnlistedOffered:
+		s = r.unlistedAttempt(c, a)
 	}
 	if a.sideEffect != "" {
 		s.attrs = append(s.attrs, Str("side_effect", a.sideEffect))

@@ -146,6 +146,10 @@ var catalog = []*toolSpec{
 		}},
 }
 
+// mcpTools are the tools a framework with MCP tools beside its own (mcpToolErrors) calls
+// over MCP.
+var mcpTools = map[string]bool{"search_docs": true, "query_warehouse": true, "create_ticket": true}
+
 func toolByName(name string) *toolSpec {
 	for _, t := range catalog {
 		if t.name == name {

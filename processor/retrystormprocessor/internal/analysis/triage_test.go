@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -61,8 +62,10 @@ func checkTriage(t *testing.T, an *Analyzer, td ptrace.Traces, label string) (pr
 
 // TestTriageNeverClearsASignal runs every scenario in every shape, and a realistic mix, and
 // every fixture through triage and full analysis side by side. Triage may only ever say
-// "clean" when analysis agrees, and it must prove most clean traffic clean, or it saves
-// nothing.
+// "clean" when analysis agrees, and it must prove most clean traffic whose tool spans a
+// rule names clean, or it saves nothing. The mix's unlisted shapes (a framework no rule
+// names) are left out of that share: their calls are found by the full reading only, so
+// triage proves none of them clean.
 func TestTriageNeverClearsASignal(t *testing.T) {
 	an := New(DefaultConfig(), nil)
 	for _, name := range fixtures.Names() {
@@ -87,11 +90,18 @@ func TestTriageNeverClearsASignal(t *testing.T) {
 	mix, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 12})
 	require.NoError(t, err)
 	traces = mix.Generate(1000)
-	clean, proved := 0, 0
+	clean, proved, unlistedClean, unlistedProved := 0, 0, 0, 0
 	for i := range traces {
 		tr := &traces[i]
 		p, c := checkTriage(t, an, agenttraffic.TraceToPdata(tr), fmt.Sprintf("mix %d %s/%s", i, tr.Truth.Shape, tr.Truth.Scenario))
-		if c {
+		switch {
+		case !c:
+		case slices.Contains(agenttraffic.UnlistedShapes(), tr.Truth.Shape):
+			unlistedClean++
+			if p {
+				unlistedProved++
+			}
+		default:
 			clean++
 			if p {
 				proved++
@@ -99,8 +109,9 @@ func TestTriageNeverClearsASignal(t *testing.T) {
 		}
 	}
 	t.Logf("stops: %v", stops)
-	t.Logf("triage proved %d of %d clean traces clean", proved, clean)
-	assert.Greater(t, clean, 800)
+	t.Logf("triage proved %d of %d clean traces clean where rules name the tool spans, %d of %d in the unlisted shapes",
+		proved, clean, unlistedProved, unlistedClean)
+	assert.Greater(t, clean+unlistedClean, 800)
 	assert.GreaterOrEqual(t, float64(proved), 0.9*float64(clean), "triage must prove most clean traffic clean")
 }
 
