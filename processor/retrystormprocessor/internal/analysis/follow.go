@@ -70,10 +70,18 @@ func (an *Analyzer) follow(t *grouping.Tree, isTool, logical []bool) *followed {
 			reqs[k] = conv.Requests[j]
 		}
 		cof, ccount := conversation.Match(t, reqs, cands)
+		// Indexes into conv.Requests, as record wants them.
+		byReq := make([]int, len(cof))
+		for i, k := range cof {
+			byReq[i] = -1
+			if k >= 0 {
+				byReq[i] = open[k]
+			}
+		}
+		f.record(cands, byReq)
 		for i, e := range cands {
 			switch {
 			case cof[i] >= 0:
-				f.told[e.Node] = toldFrom(conv, open[cof[i]])
 			case len(conv.Requests) == 0:
 				// Offered, not requested: an attempt of the tool, with nothing told.
 				f.told[e.Node] = toolspan.Told{Tool: e.Tool}
@@ -113,11 +121,25 @@ func (an *Analyzer) MessageKeys(span ptrace.Span) []string {
 	return an.reader.MessageKeys(span)
 }
 
-// record keeps what the model said of each executor a request matched.
+// record keeps what the model said of each executor a request matched. The response
+// answers the request's last execution: an earlier one (a framework's retry before it)
+// takes the call's id, tool and arguments, not its result.
 func (f *followed) record(execs []conversation.Executor, of []int) {
+	last := map[int]int{} // request -> its executor that started last
+	for i := range execs {
+		if j := of[i]; j >= 0 {
+			if k, ok := last[j]; !ok || execs[i].Start >= execs[k].Start {
+				last[j] = i
+			}
+		}
+	}
 	for i, e := range execs {
-		if of[i] >= 0 {
-			f.told[e.Node] = toldFrom(f.conv, of[i])
+		if j := of[i]; j >= 0 {
+			told := toldFrom(f.conv, j)
+			if last[j] != i {
+				told.Result, told.HasResult, told.Failed = "", false, false
+			}
+			f.told[e.Node] = told
 		}
 	}
 }

@@ -172,3 +172,34 @@ func TestTurnsOfOneAgentAreOneRun(t *testing.T) {
 		assert.NotEqual(t, "unrecovered_failure", string(f.Kind), "the next turn recovered the call")
 	}
 }
+
+// A failure only the model's response says is a timeout when its text names one, as a
+// recognised span's failure is.
+func TestAFollowedFailureNamingATimeoutIsATimeout(t *testing.T) {
+	b := newTrace(79)
+	root := b.span("invoke_agent a", pcommon.SpanID{}, 0, 100, agentSpan("a")...)
+	b.span("chat", root, 1, 5, attr("gen_ai.output.messages", anthropicUse("t1", "fetch_rates", `{"ccy":"EUR"}`)))
+	b.span("execute_tool fetch_rates", root, 6, 9, attr("gen_ai.operation.name", "execute_tool"))
+	b.span("chat", root, 10, 15, attr("gen_ai.input.messages", `[`+anthropicResult("t1", "upstream timed out after 30s", true)+`]`))
+	tr := New(DefaultConfig(), nil).Analyze(b.Traces)
+	require.Len(t, tr.Units, 1)
+	assert.Equal(t, "timeout", tr.Units[0].Last().Status.String())
+}
+
+// The model's response answers the last execution of its call: an earlier one, retried by
+// the framework before the model saw anything, does not take its result.
+func TestTheResponseBelongsToTheLastExecution(t *testing.T) {
+	b := newTrace(80)
+	root := b.span("workflow run", pcommon.SpanID{}, 0, 1000)
+	b.span("llm call", root, 10, 20, attr("fw.llm.response", anthropicUse("t1", "charge_card", `{"card":"4111111111111111"}`)))
+	b.span("step:charge_card", root, 21, 30, errored)
+	b.span("step:charge_card", root, 31, 40)
+	b.span("llm call", root, 41, 50, attr("fw.llm.request", `[`+anthropicResult("t1", "ch_8812KqPl", false)+`]`))
+	tr := New(DefaultConfig(), nil).Analyze(b.Traces)
+	require.Len(t, tr.Units, 1)
+	attempts := tr.Units[0].Attempts()
+	require.Len(t, attempts, 2, "one call, retried by the framework")
+	assert.Empty(t, attempts[0].ResultHash, "the failed first execution returned nothing the model saw")
+	assert.NotEmpty(t, attempts[1].ResultHash)
+	assert.Equal(t, "executor", string(tr.Units[0].Layer))
+}

@@ -105,6 +105,10 @@ func sideEffectPending(s string) bool {
 	return s == "unknown" || s == "external"
 }
 
+// Failure is the status of a failed attempt: a timeout when its error type or message says
+// so (timeout, timed out, deadline), else an error.
+func Failure(errorType, message string) Status { return failure(errorType, message) }
+
 func failure(errorType, message string) Status {
 	if isTimeout(strings.ToLower(errorType)) || isTimeout(strings.ToLower(message)) {
 		return Timeout

@@ -60,13 +60,20 @@ func (x *Extractor) Fill(a *Attempt, told Told) {
 	if !told.Failed && !resultError || a.Status.Failed() || a.Status == outcome.Unknown || a.ExplicitStatus {
 		return
 	}
-	a.Status = outcome.Error
+	errType, hasErrType := "", false
+	if v, ok := a.Span.Attributes().Get(x.errorType.Key); ok {
+		errType, hasErrType = v.AsString(), true
+	}
+	// A failure whose text names a timeout is one, as a recognised span's is.
+	if !resultError {
+		text = told.Result
+	}
+	a.Status = outcome.Failure(errType, text)
 	a.Told |= FieldStatus
 	code := a.Span.Status().Code()
 	if code == ptrace.StatusCodeError || code == ptrace.StatusCodeOk && !x.overrideOK {
 		return
 	}
-	_, hasErrType := a.Span.Attributes().Get(x.errorType.Key)
 	if resultError {
 		a.Remap = &outcome.Remap{SetErrorType: !hasErrType, Description: text}
 		return
