@@ -43,6 +43,10 @@ flags:
 // while their traces are assembled (the processor's max_buffered_bytes).
 const defaultMaxBufferedBytes = 16 << 20
 
+// minBufferedBytes is retry_storm's lower bound of max_buffered_bytes, checked here so the
+// error names the flag.
+const minBufferedBytes = 64 << 10
+
 // maxBadLinesShown bounds the bad lines named on stderr; the rest are counted.
 const maxBadLinesShown = 100
 
@@ -125,8 +129,8 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if opts.top < 0 {
 		return opts, errors.New("--top must not be negative")
 	}
-	if opts.maxBuffered <= 0 {
-		return opts, errors.New("--max-buffered-bytes must be greater than 0")
+	if opts.maxBuffered < minBufferedBytes {
+		return opts, fmt.Errorf("--max-buffered-bytes must be at least %d (64 KiB)", minBufferedBytes)
 	}
 	if opts.seedReport && opts.json {
 		return opts, errors.New("--seed-report and --json both choose what is printed: give one")
