@@ -59,13 +59,15 @@ type options struct {
 	maxBuffered int64
 	// maxBufferedSet: --max-buffered-bytes was given.
 	maxBufferedSet bool
-	out            string
-	include        string
-	json           bool
-	html           string
-	top            int
-	seedReport     bool
-	files          []string
+	// maxMessage bounds one line, document or protobuf message.
+	maxMessage int
+	out        string
+	include    string
+	json       bool
+	html       string
+	top        int
+	seedReport bool
+	files      []string
 }
 
 // Run is `stormreport scan ARGS`: it returns the exit status, 0 when the scan ran, 1 when
@@ -91,7 +93,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
-	opts := options{format: FormatAuto, top: 20, maxBuffered: defaultMaxBufferedBytes}
+	opts := options{format: FormatAuto, top: 20, maxBuffered: defaultMaxBufferedBytes, maxMessage: defaultMaxMessageBytes}
 	fs := flag.NewFlagSet("stormreport scan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -104,6 +106,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.keyFile, "key-file", "", "file holding the HMAC key for argument and result hashes (hashing.key_file)")
 	fs.StringVar(&opts.keyEnv, "key-env", "", "environment variable holding the HMAC key (hashing.key_env)")
 	fs.Int64Var(&opts.maxBuffered, "max-buffered-bytes", defaultMaxBufferedBytes, "OTLP-encoded bytes of spans held while traces are assembled; past it the oldest traces are decided early")
+	fs.IntVar(&opts.maxMessage, "max-message-bytes", defaultMaxMessageBytes, "largest line, OTLP/JSON document or protobuf message (decompressed) read; a larger one is skipped and counted")
 	fs.StringVar(&opts.out, "o", "", "write the storm and finding records to this file (replaced, with its rotated parts)")
 	fs.StringVar(&opts.include, "include", "", "records written, comma-separated: storm, failure, finding (default: storm_summary's include in --config, else storm,finding)")
 	fs.BoolVar(&opts.json, "json", false, "print the report as JSON")
@@ -131,6 +134,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	}
 	if opts.maxBuffered < minBufferedBytes {
 		return opts, fmt.Errorf("--max-buffered-bytes must be at least %d (64 KiB)", minBufferedBytes)
+	}
+	if opts.maxMessage <= 0 {
+		return opts, errors.New("--max-message-bytes must be greater than 0")
 	}
 	if opts.seedReport && opts.json {
 		return opts, errors.New("--seed-report and --json both choose what is printed: give one")
@@ -177,21 +183,23 @@ func (o options) engineConfig() (engineConfig, error) {
 
 // scan is one run: what it feeds the engine and what it counts on the way.
 type scan struct {
-	ctx      context.Context
-	engine   *engine
-	format   Format
-	seeds    *seedSpans
-	seedRep  *seedscan.Scanner // nil without --seed-report
-	stderr   io.Writer
-	summary  stormreport.ScanSummary
-	progress *progress
+	ctx    context.Context
+	engine *engine
+	format Format
+	// maxMessage bounds one line, document or protobuf message.
+	maxMessage int
+	seeds      *seedSpans
+	seedRep    *seedscan.Scanner // nil without --seed-report
+	stderr     io.Writer
+	summary    stormreport.ScanSummary
+	progress   *progress
 	// stopped is why the scan stopped reading before the end of its inputs.
 	stopped error
 }
 
 func run(ctx context.Context, opts options, ec engineConfig, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := &scan{ctx: ctx, format: opts.format, seeds: newSeedSpans(), stderr: stderr,
-		summary: stormreport.ScanSummary{MaxBufferedBytes: ec.processor.MaxBufferedBytes}}
+	s := &scan{ctx: ctx, format: opts.format, maxMessage: opts.maxMessage, seeds: newSeedSpans(), stderr: stderr,
+		summary: stormreport.ScanSummary{MaxBufferedBytes: ec.processor.MaxBufferedBytes, MaxMessageBytes: int64(opts.maxMessage)}}
 	if opts.seedReport {
 		s.seedRep = seedscan.NewScanner(ec.processor.StormThreshold)
 	}
@@ -345,7 +353,7 @@ func (s *scan) readOne(name string, stdin io.Reader) (err error) {
 		r = f
 	}
 	defer func() { err = cmp.Or(err, s.flushSeeds()) }()
-	return readInput(displayName(name), &countingReader{r: r, progress: s.progress}, s.format, s)
+	return readInput(displayName(name), &countingReader{r: r, progress: s.progress}, s.format, s.maxMessage, s)
 }
 
 func (s *scan) traces(td ptrace.Traces) error {
@@ -410,6 +418,9 @@ func (s *scan) flushSeeds() error {
 
 func (s *scan) bad(where position, err error) {
 	s.summary.BadLines++
+	if _, ok := errors.AsType[*oversizedError](err); ok {
+		s.summary.Oversized++
+	}
 	if s.summary.BadLines <= maxBadLinesShown {
 		s.progress.clear()
 		fmt.Fprintf(s.stderr, "stormreport scan: %s: %v\n", where, err)
