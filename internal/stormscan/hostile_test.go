@@ -10,11 +10,13 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"golang.org/x/sys/unix"
 )
 
 // xs is what longLine repeats.
@@ -169,4 +171,39 @@ func TestOversizedDocumentsAndMessages(t *testing.T) {
 	require.NoError(t, readInput("doc.json", io.MultiReader(strings.NewReader("{\n"), bytes.NewReader(doc[1:])), FormatAuto, 1<<20, c))
 	assert.Zero(t, c.spans)
 	assert.Equal(t, []string{"doc.json:1: JSON document of more than 1048576 bytes is over --max-message-bytes 1048576: skipped"}, c.errs)
+}
+
+// TestInputsThatAreNotRegularFiles: a named pipe with no writer and a symbolic link to
+// /dev/zero (and a directory) are refused at once, each with what it is, and the scan reads
+// the other inputs; they alone are "no input could be read". Before, the pipe blocked the
+// scan at open and /dev/zero was read for ever, neither with a word.
+func TestInputsThatAreNotRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo, zero, good := filepath.Join(dir, "capture.fifo"), filepath.Join(dir, "zero.json"), filepath.Join(dir, "attempts.jsonl")
+	require.NoError(t, unix.Mkfifo(fifo, 0o600))
+	require.NoError(t, os.Symlink("/dev/zero", zero))
+	require.NoError(t, os.WriteFile(good, []byte(seedExample), 0o600))
+	scan := func(args ...string) result {
+		done := make(chan result, 1)
+		go func() { done <- scanWith(t, "", args...) }()
+		select {
+		case res := <-done:
+			return res
+		case <-time.After(10 * time.Second):
+			t.Fatalf("scan %v still running after 10 s", args)
+			return result{}
+		}
+	}
+	res := scan("--json", fifo, zero, dir, good)
+	require.Equal(t, 0, res.code, res.stderr)
+	report := scanJSON(t, res.stdout)
+	assert.Equal(t, 3, report.Scan.Unreadable)
+	assert.EqualValues(t, 3, report.Scan.SeedAttempts, "the regular file is read")
+	assert.Contains(t, res.stderr, fifo+": not a regular file (a named pipe): the scan reads regular files, and a stream from stdin (-)")
+	assert.Contains(t, res.stderr, zero+": not a regular file (a character device, through a symbolic link to /dev/zero)")
+	assert.Contains(t, res.stderr, dir+": not a regular file (a directory)")
+
+	res = scan(fifo, zero)
+	assert.Equal(t, 1, res.code)
+	assert.Contains(t, res.stderr, "no input could be read")
 }
