@@ -8,6 +8,8 @@
 // numbers agree with the script's), give each line to [ParseLine], give each event to [Scanner.Add],
 // then write [Scanner.Report] with [Report.WriteJSON]. ParseLine and Add return errors for
 // lines the caller reports and counts; a line with an error takes no part in the report.
+// ParseLine takes a line whole: bounding its length is the caller's (stormreport scan
+// leaves out a line over --max-message-bytes, which the script would read).
 //
 // # Where it differs from the script
 //

@@ -62,9 +62,11 @@ type ScanSummary struct {
 	Spans        int64 `json:"spans"`
 	SeedAttempts int64 `json:"seed_attempts"`
 	// SkippedLines counts parsed lines that are neither traces nor tool attempts (the
-	// seed's other events); BadLines the lines or messages that did not parse.
+	// seed's other events); BadLines the lines or messages that were not read: they did not
+	// parse, or, counted again in Oversized, were over MaxMessageBytes.
 	SkippedLines int64 `json:"skipped_lines"`
 	BadLines     int64 `json:"bad_lines"`
+	Oversized    int64 `json:"oversized"`
 	// Traces counts the traces decided, by decision (kept, dropped).
 	Traces map[string]int64 `json:"traces"`
 	// EarlyDecisions counts traces decided before the input ended because the memory bound
@@ -74,8 +76,10 @@ type ScanSummary struct {
 	// LateSpans counts spans that came after their trace was decided for good: they
 	// followed the decision and were not analysed.
 	LateSpans int64 `json:"late_spans"`
-	// MaxBufferedBytes is the memory bound the scan ran with.
+	// MaxBufferedBytes is the memory bound the scan ran with; MaxMessageBytes the bound of
+	// one line, document or protobuf message.
 	MaxBufferedBytes int64 `json:"max_buffered_bytes"`
+	MaxMessageBytes  int64 `json:"max_message_bytes"`
 }
 
 // TraceFindingRow is one finding record: the span its findings concern and the findings.

@@ -70,6 +70,9 @@ func writeScan(w io.Writer, s *ScanSummary) {
 	if s.BadLines > 0 || s.SkippedLines > 0 {
 		fmt.Fprintf(w, "; %d lines did not parse, %d skipped", s.BadLines, s.SkippedLines)
 	}
+	if s.Oversized > 0 {
+		fmt.Fprintf(w, " (%d of them over --max-message-bytes %d)", s.Oversized, s.MaxMessageBytes)
+	}
 	fmt.Fprintln(w)
 	if early := s.EarlyDecisions["memory_pressure"] + s.EarlyDecisions["trace_bytes"]; early > 0 {
 		fmt.Fprintf(w, "%d traces decided before the input ended (memory bound %d bytes: %d, max_trace_bytes: %d): judged on the spans read by then\n",

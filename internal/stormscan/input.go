@@ -44,9 +44,12 @@ func parseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("--format must be auto, otlp-json, otlp-proto or seed, not %q", s)
 }
 
-// maxMessageBytes bounds one protobuf message of a file, compressed or not: a length above
-// it is taken for a corrupt file. Memory for a message grows with the bytes that arrive.
-const maxMessageBytes = 256 << 20
+// defaultMaxMessageBytes bounds what is held whole to be parsed: one text line, one
+// OTLP/JSON document, one protobuf message (decompressed). A larger one is skipped and
+// counted, read to its end without being held, and the scan goes on. 64 MiB is 16 times
+// the largest request the shipped configs take and about four times the JSON line of a
+// batch processor's 8,192 agent spans.
+const defaultMaxMessageBytes = 64 << 20
 
 // zstdMaxWindow bounds the window of a zstd-compressed file (zstd's own default limit is
 // 512 MiB, which a corrupt header could claim).
@@ -89,9 +92,28 @@ func (p position) String() string {
 // errUnrecognised is an input that is none of the formats.
 var errUnrecognised = errors.New("not OTLP/JSON, OTLP protobuf or seed-format JSONL")
 
-// readInput reads one input in format f and hands what it holds to h. It returns an error
-// only when the input cannot be read at all; a bad line or message is reported to h.
-func readInput(name string, r io.Reader, f Format, h handler) error {
+// oversizedError is a line, document or message over the size bound: skipped, not parsed.
+type oversizedError struct {
+	what  string // "line", "JSON document", "message", "decompressed message"
+	size  int64  // its size, or what was read of it when atLeast
+	bound int
+	// atLeast: only the first size bytes were read (a document is the rest of its input,
+	// a compressed message stops decompressing at the bound).
+	atLeast bool
+}
+
+func (e *oversizedError) Error() string {
+	size := fmt.Sprintf("%d bytes", e.size)
+	if e.atLeast {
+		size = fmt.Sprintf("more than %d bytes", e.bound)
+	}
+	return fmt.Sprintf("%s of %s is over --max-message-bytes %d: skipped", e.what, size, e.bound)
+}
+
+// readInput reads one input in format f and hands what it holds to h; a line, document or
+// message over maxMessage bytes is reported to h as an *oversizedError. It returns an
+// error only when the input cannot be read at all; a bad line or message is reported to h.
+func readInput(name string, r io.Reader, f Format, maxMessage int, h handler) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	br, closeDecompressor, err := decompress(br)
 	if err != nil {
@@ -105,9 +127,9 @@ func readInput(name string, r io.Reader, f Format, h handler) error {
 		}
 	}
 	if f == FormatOTLPProto {
-		return readProto(name, br, h)
+		return readProto(name, br, maxMessage, h)
 	}
-	return readText(name, br, f, h)
+	return readText(name, br, f, maxMessage, h)
 }
 
 // decompress wraps br in a gzip or zstd reader when it starts with their magic.
@@ -154,14 +176,18 @@ func detect(br *bufio.Reader) (Format, error) {
 // readText reads JSON lines. Under FormatAuto each line is an OTLP/JSON request when it
 // holds "resourceSpans" and a seed-format line otherwise; a first line that is not JSON
 // on its own starts a multi-line OTLP/JSON document, read whole.
-func readText(name string, br *bufio.Reader, f Format, h handler) error {
+func readText(name string, br *bufio.Reader, f Format, maxLine int, h handler) error {
 	lineNo := 0
 	first := true
 	var buf []byte
 	for {
-		line, err := nextLine(br, &buf)
-		if len(line) > 0 || err == nil {
+		line, over, err := nextLine(br, &buf, maxLine)
+		if len(line) > 0 || over > 0 || err == nil {
 			lineNo++
+		}
+		if over > 0 {
+			h.bad(position{file: name, line: lineNo}, &oversizedError{what: "line", size: over, bound: maxLine})
+			first = false
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			// The input ends early: its last line is cut, not bad.
@@ -171,7 +197,7 @@ func readText(name string, br *bufio.Reader, f Format, h handler) error {
 		trimmed := bytes.TrimSpace(line)
 		if len(trimmed) > 0 {
 			if first && f != FormatSeed && startsDocument(trimmed) {
-				return readDocument(name, lineNo, line, br, h)
+				return readDocument(position{file: name, line: lineNo}, line, br, maxLine, h)
 			}
 			first = false
 			if herr := textLine(position{file: name, line: lineNo}, trimmed, line, f, h); herr != nil {
@@ -222,42 +248,83 @@ func isSeedAttempt(raw []byte) bool {
 	return err == nil && ok && ev.IsToolAttempt()
 }
 
-// readDocument reads the rest of the input as one OTLP/JSON document starting with first.
-func readDocument(name string, lineNo int, first []byte, br *bufio.Reader, h handler) error {
-	// first is a view into br's buffer: copied before br reads on.
-	var doc bytes.Buffer
-	doc.Write(first)
-	if _, err := doc.ReadFrom(br); err != nil {
-		h.bad(position{file: name, line: lineNo}, fmt.Errorf("input ends early inside a JSON document: %w", err))
+// readDocument reads the rest of the input as one OTLP/JSON document starting with first,
+// unless it is over maxDoc bytes: then it is reported and the rest of the input, which it
+// is, is not read.
+func readDocument(where position, first []byte, br *bufio.Reader, maxDoc int, h handler) error {
+	// first is a view into br's buffer: ReadAll copies it before br reads on.
+	doc, err := io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader(first), br), int64(maxDoc)+1))
+	if err != nil {
+		h.bad(where, fmt.Errorf("input ends early inside a JSON document: %w", err))
 		return nil
 	}
-	td, err := jsonUnmarshaler.UnmarshalTraces(doc.Bytes())
+	if len(doc) > maxDoc {
+		h.bad(where, &oversizedError{what: "JSON document", size: int64(len(doc)), bound: maxDoc, atLeast: true})
+		return nil
+	}
+	td, err := jsonUnmarshaler.UnmarshalTraces(doc)
 	if err != nil {
-		h.bad(position{file: name, line: lineNo}, fmt.Errorf("a JSON document starts here that is not an OTLP/JSON traces request: %w", err))
+		h.bad(where, fmt.Errorf("a JSON document starts here that is not an OTLP/JSON traces request: %w", err))
 		return nil
 	}
 	return h.traces(td)
 }
 
-// nextLine returns the next line of br with its newline, of any length, reusing *buf.
-func nextLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
-	line, err := br.ReadSlice('\n')
+// nextLine returns the next line of br with its newline, reusing *buf. A line over maxLine
+// bytes (its newline included) is read to its end without being held: nextLine returns
+// no line and its length instead.
+func nextLine(br *bufio.Reader, buf *[]byte, maxLine int) (line []byte, over int64, err error) {
+	line, err = br.ReadSlice('\n')
+	if len(line) > maxLine {
+		over, err = readPast(br, int64(len(line)), err)
+		return nil, over, err
+	}
 	if !errors.Is(err, bufio.ErrBufferFull) {
-		return line, err
+		return line, 0, err
 	}
 	*buf = append((*buf)[:0], line...)
 	for errors.Is(err, bufio.ErrBufferFull) {
 		line, err = br.ReadSlice('\n')
-		*buf = append(*buf, line...)
+		if len(*buf)+len(line) > maxLine {
+			n := int64(len(*buf) + len(line))
+			*buf = nil // a later long line grows one again; this one is not kept at the bound
+			over, err = readPast(br, n, err)
+			return nil, over, err
+		}
+		*buf = appendLine(*buf, line, maxLine)
 	}
-	return *buf, err
+	return *buf, 0, err
+}
+
+// readPast reads the rest of a line of which n bytes were read, the last read having
+// ended with err, and returns the line's length and the error its end came with.
+func readPast(br *bufio.Reader, n int64, err error) (int64, error) {
+	for errors.Is(err, bufio.ErrBufferFull) {
+		var piece []byte
+		piece, err = br.ReadSlice('\n')
+		n += int64(len(piece))
+	}
+	return n, err
+}
+
+// appendLine appends a piece of a line to buf, doubling its capacity (append's growth of a
+// quarter at a time copies a long line many times) but to no more than maxLine, which
+// len(buf)+len(piece) is not over.
+func appendLine(buf, piece []byte, maxLine int) []byte {
+	if cap(buf)-len(buf) < len(piece) {
+		grown := make([]byte, len(buf), min(max(2*len(buf), len(buf)+len(piece)), maxLine))
+		copy(grown, buf)
+		buf = grown
+	}
+	return append(buf, piece...)
 }
 
 var protoUnmarshaler = &ptrace.ProtoUnmarshaler{}
 
 // readProto reads length-prefixed protobuf messages, as the file exporter writes them with
-// format: proto (and with format: json and compression, each message compressed).
-func readProto(name string, br *bufio.Reader, h handler) error {
+// format: proto (and with format: json and compression, each message compressed). A
+// message over maxMessage bytes, compressed or decompressed, is skipped.
+func readProto(name string, br *bufio.Reader, maxMessage int, h handler) error {
 	var offset int64
 	var buf bytes.Buffer
 	var zdec *zstd.Decoder
@@ -277,28 +344,36 @@ func readProto(name string, br *bufio.Reader, h handler) error {
 			return nil
 		}
 		size := binary.BigEndian.Uint32(prefix[:])
-		if size > maxMessageBytes {
-			h.bad(where, fmt.Errorf("message length %d is above %d: not a length-prefixed OTLP file, or corrupt; the rest of the file is not read", size, maxMessageBytes))
-			return nil
-		}
 		// Grown as the bytes arrive, not to the length a corrupt prefix claims; reused, as
-		// decoding copies what it keeps.
+		// decoding copies what it keeps. A message over the bound is read past, not held.
+		var sink io.Writer = &buf
+		if uint64(size) > uint64(maxMessage) {
+			sink = io.Discard
+		}
 		buf.Reset()
-		if n, err := io.CopyN(&buf, br, int64(size)); err != nil {
+		if n, err := io.CopyN(sink, br, int64(size)); err != nil {
 			h.bad(where, fmt.Errorf("truncated message: %d of %d bytes: %w", n, size, err))
 			return nil
 		}
 		offset += 4 + int64(size)
+		if sink == io.Discard {
+			h.bad(where, &oversizedError{what: "message", size: int64(size), bound: maxMessage})
+			continue
+		}
 		payload := buf.Bytes()
 		if bytes.HasPrefix(payload, zstdMagic) {
 			if zdec == nil {
-				d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxMessageBytes))
+				d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(maxMessage)))
 				if err != nil {
 					return fmt.Errorf("zstd: %w", err)
 				}
 				zdec = d
 			}
 			out, err := zdec.DecodeAll(payload, nil)
+			if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+				h.bad(where, &oversizedError{what: "decompressed message", bound: maxMessage, atLeast: true})
+				continue
+			}
 			if err != nil {
 				h.bad(where, fmt.Errorf("zstd: %w", err))
 				continue

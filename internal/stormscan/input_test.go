@@ -55,7 +55,7 @@ func TestReadsALargeDocumentWhole(t *testing.T) {
 		if name == "file" {
 			in = r
 		}
-		require.NoError(t, readInput(name, in, FormatAuto, c))
+		require.NoError(t, readInput(name, in, FormatAuto, defaultMaxMessageBytes, c))
 		assert.Equal(t, td.SpanCount(), c.spans, name)
 		assert.Zero(t, c.bads, "%s: %v", name, c.errs)
 	}
@@ -72,7 +72,7 @@ func TestAnInputThatEndsEarlyIsReadUpToItsEnd(t *testing.T) {
 	gz, err := os.ReadFile(gzPath)
 	require.NoError(t, err)
 	c := &counter{}
-	require.NoError(t, readInput("t.json.gz", bytes.NewReader(gz[:len(gz)*2/3]), FormatAuto, c))
+	require.NoError(t, readInput("t.json.gz", bytes.NewReader(gz[:len(gz)*2/3]), FormatAuto, defaultMaxMessageBytes, c))
 	assert.Positive(t, c.spans, "the traces before the cut are read")
 	require.Equal(t, 1, c.bads, c.errs)
 	assert.Contains(t, c.errs[0], "ends early")
@@ -87,18 +87,18 @@ func TestAnInputThatEndsEarlyIsReadUpToItsEnd(t *testing.T) {
 	assert.Positive(t, report.Scan.Spans)
 }
 
-// TestHostileProtobufFraming: a length prefix claiming far more than the file holds is
-// reported as a truncated message (memory grows with the bytes that arrive, not with the
-// claim), one above the bound as corrupt; the scan goes on. (A first message of 16 MiB or
-// more has a non-zero first byte: such a file is read with --format otlp-proto.)
+// TestHostileProtobufFraming: a length prefix claiming far more than the file holds, under
+// the bound or over it, is reported as a truncated message (memory grows with the bytes
+// that arrive, not with the claim; past the bound they are not held). (A first message of
+// 16 MiB or more has a non-zero first byte: such a file is read with --format otlp-proto.)
 func TestHostileProtobufFraming(t *testing.T) {
-	for _, size := range []uint32{200 << 20, 0xffffffff} {
+	for _, size := range []uint32{32 << 20, 200 << 20, 0xffffffff} {
 		var b bytes.Buffer
 		require.NoError(t, binary.Write(&b, binary.BigEndian, size))
 		b.WriteString("0123456789")
 		c := &counter{}
-		require.NoError(t, readInput("evil.pb", &b, FormatOTLPProto, c))
-		require.Equal(t, 1, c.bads, c.errs)
+		require.NoError(t, readInput("evil.pb", &b, FormatOTLPProto, defaultMaxMessageBytes, c))
+		require.Equal(t, []string{fmt.Sprintf("evil.pb: message 1 (byte 0): truncated message: 10 of %d bytes: EOF", size)}, c.errs)
 	}
 }
 
@@ -130,7 +130,7 @@ func TestZstdInputs(t *testing.T) {
 	}
 	for name, in := range map[string][]byte{"whole.zst": whole, "messages.zst": framed.Bytes()} {
 		c := &counter{}
-		require.NoError(t, readInput(name, bytes.NewReader(in), FormatAuto, c))
+		require.NoError(t, readInput(name, bytes.NewReader(in), FormatAuto, defaultMaxMessageBytes, c))
 		assert.Equal(t, want, c.spans, name)
 		assert.Zero(t, c.bads, "%s: %v", name, c.errs)
 	}
@@ -141,7 +141,7 @@ func TestZstdInputs(t *testing.T) {
 func TestSeedLineMentioningResourceSpansIsASeedLine(t *testing.T) {
 	line := `{"event":"tool_attempt","run_id":"r","span_id":"s","attempt":1,"tool_name":"t","args_hash":"a","status":"ok","t_start":1,"t_end":2,"note":"\"resourceSpans\""}` + "\n"
 	c := &counter{}
-	require.NoError(t, readInput("x", strings.NewReader(line+`{"resourceSpans":[]}`+"\n"), FormatAuto, c))
+	require.NoError(t, readInput("x", strings.NewReader(line+`{"resourceSpans":[]}`+"\n"), FormatAuto, defaultMaxMessageBytes, c))
 	assert.Equal(t, 1, c.seedLines)
 	assert.Equal(t, 1, c.skips, "an empty OTLP request")
 	assert.Zero(t, c.bads)
@@ -150,7 +150,7 @@ func TestSeedLineMentioningResourceSpansIsASeedLine(t *testing.T) {
 // TestByteOrderMarkIsSkipped: a file saved with a UTF-8 BOM is read as without.
 func TestByteOrderMarkIsSkipped(t *testing.T) {
 	c := &counter{}
-	require.NoError(t, readInput("bom", strings.NewReader("\xef\xbb\xbf"+seedExample), FormatAuto, c))
+	require.NoError(t, readInput("bom", strings.NewReader("\xef\xbb\xbf"+seedExample), FormatAuto, defaultMaxMessageBytes, c))
 	assert.Equal(t, 3, c.seedLines)
 }
 
@@ -211,8 +211,9 @@ func TestBoundFollowsTheConfiguration(t *testing.T) {
 	assert.Contains(t, res.stderr, "--max-buffered-bytes 1048576 is below the configuration's max_trace_bytes")
 }
 
-// FuzzReadInput: whatever bytes an input holds, reading it never panics nor fails but for
-// a format no input can be in, and every bad line or message is reported, never dropped.
+// FuzzReadInput: whatever bytes an input holds, under any size bound, reading it never
+// panics nor fails but for a format no input can be in, and every bad line or message is
+// reported, never dropped.
 func FuzzReadInput(f *testing.F) {
 	f.Add([]byte(seedExample))
 	f.Add([]byte("{\n\"resourceSpans\": [\n"))
@@ -221,13 +222,16 @@ func FuzzReadInput(f *testing.F) {
 	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd, 0})
 	f.Add([]byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","name":"x"}]}]}]}` + "\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		for _, format := range []Format{FormatAuto, FormatOTLPJSON, FormatOTLPProto, FormatSeed} {
-			c := &counter{}
-			err := readInput("fuzz", bufio.NewReader(bytes.NewReader(in)), format, c)
-			if err != nil && format != FormatAuto {
-				// Only detection and a compressed stream's header can make an input unreadable.
-				if !strings.Contains(err.Error(), "gzip") && !strings.Contains(err.Error(), "zstd") {
-					t.Fatalf("%s: %v", format, err)
+		// The default bound, and one that most lines, documents and messages are over.
+		for _, bound := range []int{defaultMaxMessageBytes, 16} {
+			for _, format := range []Format{FormatAuto, FormatOTLPJSON, FormatOTLPProto, FormatSeed} {
+				c := &counter{}
+				err := readInput("fuzz", bufio.NewReader(bytes.NewReader(in)), format, bound, c)
+				if err != nil && format != FormatAuto {
+					// Only detection and a compressed stream's header can make an input unreadable.
+					if !strings.Contains(err.Error(), "gzip") && !strings.Contains(err.Error(), "zstd") {
+						t.Fatalf("%s: %v", format, err)
+					}
 				}
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"golang.org/x/sys/unix"
 
 	"github.com/retrystorm/retrystorm/internal/seedscan"
 	"github.com/retrystorm/retrystorm/internal/stormreport"
@@ -43,6 +44,10 @@ flags:
 // while their traces are assembled (the processor's max_buffered_bytes).
 const defaultMaxBufferedBytes = 16 << 20
 
+// minBufferedBytes is retry_storm's lower bound of max_buffered_bytes, checked here so the
+// error names the flag.
+const minBufferedBytes = 64 << 10
+
 // maxBadLinesShown bounds the bad lines named on stderr; the rest are counted.
 const maxBadLinesShown = 100
 
@@ -55,13 +60,15 @@ type options struct {
 	maxBuffered int64
 	// maxBufferedSet: --max-buffered-bytes was given.
 	maxBufferedSet bool
-	out            string
-	include        string
-	json           bool
-	html           string
-	top            int
-	seedReport     bool
-	files          []string
+	// maxMessage bounds one line, document or protobuf message.
+	maxMessage int
+	out        string
+	include    string
+	json       bool
+	html       string
+	top        int
+	seedReport bool
+	files      []string
 }
 
 // Run is `stormreport scan ARGS`: it returns the exit status, 0 when the scan ran, 1 when
@@ -87,7 +94,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
-	opts := options{format: FormatAuto, top: 20, maxBuffered: defaultMaxBufferedBytes}
+	opts := options{format: FormatAuto, top: 20, maxBuffered: defaultMaxBufferedBytes, maxMessage: defaultMaxMessageBytes}
 	fs := flag.NewFlagSet("stormreport scan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -100,6 +107,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.keyFile, "key-file", "", "file holding the HMAC key for argument and result hashes (hashing.key_file)")
 	fs.StringVar(&opts.keyEnv, "key-env", "", "environment variable holding the HMAC key (hashing.key_env)")
 	fs.Int64Var(&opts.maxBuffered, "max-buffered-bytes", defaultMaxBufferedBytes, "OTLP-encoded bytes of spans held while traces are assembled; past it the oldest traces are decided early")
+	fs.IntVar(&opts.maxMessage, "max-message-bytes", defaultMaxMessageBytes, "largest line, OTLP/JSON document or protobuf message (decompressed) read; a larger one is skipped and counted")
 	fs.StringVar(&opts.out, "o", "", "write the storm and finding records to this file (replaced, with its rotated parts)")
 	fs.StringVar(&opts.include, "include", "", "records written, comma-separated: storm, failure, finding (default: storm_summary's include in --config, else storm,finding)")
 	fs.BoolVar(&opts.json, "json", false, "print the report as JSON")
@@ -125,8 +133,11 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if opts.top < 0 {
 		return opts, errors.New("--top must not be negative")
 	}
-	if opts.maxBuffered <= 0 {
-		return opts, errors.New("--max-buffered-bytes must be greater than 0")
+	if opts.maxBuffered < minBufferedBytes {
+		return opts, fmt.Errorf("--max-buffered-bytes must be at least %d (64 KiB)", minBufferedBytes)
+	}
+	if opts.maxMessage <= 0 {
+		return opts, errors.New("--max-message-bytes must be greater than 0")
 	}
 	if opts.seedReport && opts.json {
 		return opts, errors.New("--seed-report and --json both choose what is printed: give one")
@@ -173,21 +184,23 @@ func (o options) engineConfig() (engineConfig, error) {
 
 // scan is one run: what it feeds the engine and what it counts on the way.
 type scan struct {
-	ctx      context.Context
-	engine   *engine
-	format   Format
-	seeds    *seedSpans
-	seedRep  *seedscan.Scanner // nil without --seed-report
-	stderr   io.Writer
-	summary  stormreport.ScanSummary
-	progress *progress
+	ctx    context.Context
+	engine *engine
+	format Format
+	// maxMessage bounds one line, document or protobuf message.
+	maxMessage int
+	seeds      *seedSpans
+	seedRep    *seedscan.Scanner // nil without --seed-report
+	stderr     io.Writer
+	summary    stormreport.ScanSummary
+	progress   *progress
 	// stopped is why the scan stopped reading before the end of its inputs.
 	stopped error
 }
 
 func run(ctx context.Context, opts options, ec engineConfig, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := &scan{ctx: ctx, format: opts.format, seeds: newSeedSpans(), stderr: stderr,
-		summary: stormreport.ScanSummary{MaxBufferedBytes: ec.processor.MaxBufferedBytes}}
+	s := &scan{ctx: ctx, format: opts.format, maxMessage: opts.maxMessage, seeds: newSeedSpans(), stderr: stderr,
+		summary: stormreport.ScanSummary{MaxBufferedBytes: ec.processor.MaxBufferedBytes, MaxMessageBytes: int64(opts.maxMessage)}}
 	if opts.seedReport {
 		s.seedRep = seedscan.NewScanner(ec.processor.StormThreshold)
 	}
@@ -328,12 +341,13 @@ func displayName(name string) string {
 	return name
 }
 
-// readOne reads one input. An input that cannot be opened or is in no known format is
-// unreadable; one that ends early is reported at its end, what came before it analysed.
+// readOne reads one input. An input that cannot be opened, is not a regular file or is in
+// no known format is unreadable; one that ends early is reported at its end, what came
+// before it analysed.
 func (s *scan) readOne(name string, stdin io.Reader) (err error) {
 	var r io.Reader = stdin
 	if name != "-" {
-		f, err := os.Open(name)
+		f, err := openRegular(name)
 		if err != nil {
 			return err
 		}
@@ -341,7 +355,49 @@ func (s *scan) readOne(name string, stdin io.Reader) (err error) {
 		r = f
 	}
 	defer func() { err = cmp.Or(err, s.flushSeeds()) }()
-	return readInput(displayName(name), &countingReader{r: r, progress: s.progress}, s.format, s)
+	return readInput(displayName(name), &countingReader{r: r, progress: s.progress}, s.format, s.maxMessage, s)
+}
+
+// openRegular opens a named input, refusing one that is not a regular file once symbolic
+// links are followed: a named pipe blocks the open until a writer comes and a device such
+// as /dev/zero never ends, so a glob over a directory holding either would hang the scan
+// with nothing said. The open does not wait for a pipe's writer (O_NONBLOCK), and the type
+// is that of what was opened. A stream is read from stdin (-).
+func openRegular(name string) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if mode := info.Mode(); !mode.IsRegular() {
+		f.Close()
+		what := fileKind(mode)
+		if target, err := filepath.EvalSymlinks(name); err == nil && target != filepath.Clean(name) {
+			what += ", through a symbolic link to " + target
+		}
+		return nil, fmt.Errorf("not a regular file (%s): the scan reads regular files, and a stream from stdin (-)", what)
+	}
+	return f, nil
+}
+
+func fileKind(mode os.FileMode) string {
+	switch {
+	case mode.IsDir():
+		return "a directory"
+	case mode&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case mode&os.ModeCharDevice != 0:
+		return "a character device"
+	case mode&os.ModeDevice != 0:
+		return "a block device"
+	case mode&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + mode.String()
 }
 
 func (s *scan) traces(td ptrace.Traces) error {
@@ -406,6 +462,9 @@ func (s *scan) flushSeeds() error {
 
 func (s *scan) bad(where position, err error) {
 	s.summary.BadLines++
+	if _, ok := errors.AsType[*oversizedError](err); ok {
+		s.summary.Oversized++
+	}
 	if s.summary.BadLines <= maxBadLinesShown {
 		s.progress.clear()
 		fmt.Fprintf(s.stderr, "stormreport scan: %s: %v\n", where, err)

@@ -172,6 +172,7 @@ func TestScanExitStatus(t *testing.T) {
 		{"--format", "xml"},
 		{"--top", "-1"},
 		{"--max-buffered-bytes", "0"},
+		{"--max-buffered-bytes", "65535"},
 		{"--seed-report", "--json"},
 		{"--processor", "a"},
 		{"--config", missing},
@@ -180,6 +181,10 @@ func TestScanExitStatus(t *testing.T) {
 		res := scanWith(t, "", args...)
 		assert.Equal(t, 2, res.code, "%v: %s", args, res.stderr)
 	}
+	res = scanWith(t, seedExample, "--max-buffered-bytes", "65535")
+	assert.Contains(t, res.stderr, "--max-buffered-bytes must be at least 65536 (64 KiB)", "the processor's lower bound, named as the flag")
+	res = scanWith(t, seedExample, "--max-buffered-bytes", "65536")
+	assert.Equal(t, 0, res.code, res.stderr)
 	res = scanWith(t, "")
 	assert.Equal(t, 0, res.code, "empty stdin is a scan of nothing: %s", res.stderr)
 	assert.Contains(t, res.stdout, "0 recorded calls")

@@ -18,7 +18,7 @@ type Config struct {
 	// before DecisionWait; 0 decides as soon as the root arrives. Default 2s.
 	RootGrace time.Duration `mapstructure:"root_grace"`
 	// MaxBufferedBytes bounds the OTLP-encoded bytes held across all shards (split evenly
-	// per shard). Default 268435456 (256 MiB).
+	// per shard); at least minBufferedBytes (64 KiB). Default 268435456 (256 MiB).
 	MaxBufferedBytes int64 `mapstructure:"max_buffered_bytes"`
 	// MaxTraceBytes bounds the OTLP-encoded bytes one trace holds; past it the trace is
 	// decided at once, provisionally for its rest. 0 = half a shard's share
@@ -184,8 +184,8 @@ func (cfg *Config) Validate() error {
 	if cfg.RootGrace < 0 {
 		errs = errors.Join(errs, errors.New("root_grace must not be negative"))
 	}
-	if cfg.MaxBufferedBytes <= 0 {
-		errs = errors.Join(errs, errors.New("max_buffered_bytes must be greater than 0"))
+	if cfg.MaxBufferedBytes < minBufferedBytes {
+		errs = errors.Join(errs, fmt.Errorf("max_buffered_bytes must be at least %d (64 KiB)", minBufferedBytes))
 	}
 	errs = errors.Join(errs, cfg.validateTraceBytes())
 	if cfg.NumShards < 0 {

@@ -28,6 +28,12 @@ const (
 	maxToolOverrides = 10_000
 )
 
+// minBufferedBytes is the smallest max_buffered_bytes: what one shard needs to hold two
+// average agent traces (about 29 kB of OTLP each) while they are assembled. Below it
+// nearly every trace is decided as it arrives, on its first request: a value such as 1
+// is a slip, not a setting.
+const minBufferedBytes = 64 << 10
+
 // validateBounds checks the sizes against their upper bounds, naming each key, its bound
 // and the memory the bound implies.
 func (cfg *Config) validateBounds() error {

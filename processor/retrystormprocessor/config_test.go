@@ -66,7 +66,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "both_keys", wantErr: []string{"hashing.key_file and hashing.key_env are mutually exclusive"}},
 		{name: "bad_durations", wantErr: []string{
 			"decision_wait must be greater than 0", "root_grace must not be negative",
-			"max_buffered_bytes must be greater than 0", "num_shards must not be negative",
+			"max_buffered_bytes must be at least 65536 (64 KiB)", "num_shards must not be negative",
 			"storm_threshold must be at least 2",
 		}},
 		{name: "bad_sampling", wantErr: []string{
@@ -75,6 +75,7 @@ func TestLoadConfig(t *testing.T) {
 			"sampling.keep_percent.incomplete must be between 0 and 100",
 			"sampling.tools.charge_card.clean_percent must be between 0 and 100",
 		}},
+		{name: "tiny_buffer", wantErr: []string{"max_buffered_bytes must be at least 65536 (64 KiB)"}},
 		{name: "negative_trace_bytes", wantErr: []string{"max_trace_bytes must not be negative (0 = half a shard's share of max_buffered_bytes)"}},
 		{name: "trace_bytes_over_buffer", wantErr: []string{"max_trace_bytes must be at most max_buffered_bytes"}},
 		{name: "bad_cache", wantErr: []string{
@@ -88,6 +89,7 @@ func TestLoadConfig(t *testing.T) {
 			"divergence.stale_cache.held_suspects must be at most 1000000 (64 MB allocated at start, up to about 2 GB of records while full)",
 		}},
 		{name: "at_bounds", check: func(t *testing.T, cfg *Config) {
+			assert.Equal(t, int64(65536), cfg.MaxBufferedBytes)
 			assert.Equal(t, maxNumShards, cfg.NumShards)
 			assert.Equal(t, DecisionCacheConfig{KeptTraces: maxKeptTraces, DroppedTraces: maxDroppedTraces}, cfg.DecisionCache)
 			assert.Equal(t, maxRememberedResults, cfg.Divergence.StaleCache.RememberedResults)

@@ -2,6 +2,7 @@ package retrystormprocessor
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,14 +16,20 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
-func startOffline(t *testing.T, cfg *Config) (*consumertest.TracesSink, func()) {
+// startOffline feeds forty storm traces to an offline processor, each with padding bytes
+// in an attribute of its first span.
+func startOffline(t *testing.T, cfg *Config, padding int) (*consumertest.TracesSink, func()) {
 	t.Helper()
 	sink := &consumertest.TracesSink{}
 	p, err := NewOfflineTraces(processortest.NewNopSettings(metadata.Type), cfg, sink)
 	require.NoError(t, err)
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
 	for i := range 40 {
-		require.NoError(t, p.ConsumeTraces(context.Background(), buffertest.StormTrace(buffertest.TraceID(uint64(i+1)))))
+		td := buffertest.StormTrace(buffertest.TraceID(uint64(i + 1)))
+		if padding > 0 {
+			td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("padding", strings.Repeat("p", padding))
+		}
+		require.NoError(t, p.ConsumeTraces(context.Background(), td))
 	}
 	return sink, func() { require.NoError(t, p.Shutdown(context.Background())) }
 }
@@ -31,7 +38,7 @@ func startOffline(t *testing.T, cfg *Config) (*consumertest.TracesSink, func()) 
 // far past decision_wait and root_grace, and no trace is decided before Shutdown, which
 // decides every one.
 func TestOfflineDecidesWhenTheInputEnds(t *testing.T) {
-	sink, shutdown := startOffline(t, testConfig())
+	sink, shutdown := startOffline(t, testConfig(), 0)
 	time.Sleep(300 * time.Millisecond) // the shards' ticks would decide what is due
 	assert.Zero(t, sink.SpanCount(), "nothing is decided because time passed")
 	shutdown()
@@ -43,7 +50,7 @@ func TestOfflineDecidesWhenTheInputEnds(t *testing.T) {
 func TestOfflineRootGraceZeroStillDecidesAtTheRoot(t *testing.T) {
 	cfg := testConfig()
 	cfg.RootGrace = 0
-	sink, shutdown := startOffline(t, cfg)
+	sink, shutdown := startOffline(t, cfg, 0)
 	defer shutdown()
 	assert.Eventually(t, func() bool { return len(buffertest.SinkSpans(sink)) == 40 }, 10*time.Second, 10*time.Millisecond)
 }
@@ -53,8 +60,8 @@ func TestOfflineRootGraceZeroStillDecidesAtTheRoot(t *testing.T) {
 func TestOfflineMemoryBoundDecidesEarly(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.MaxBufferedBytes = 4096
-	sink, shutdown := startOffline(t, cfg)
+	cfg.MaxBufferedBytes = 64 << 10 // the smallest bound: it holds about seven of these traces
+	sink, shutdown := startOffline(t, cfg, 8<<10)
 	assert.Eventually(t, func() bool { return len(buffertest.SinkSpans(sink)) >= 30 }, 10*time.Second, 10*time.Millisecond,
 		"the bound decides traces before Shutdown")
 	shutdown()
