@@ -54,8 +54,10 @@ $(OTELCOL): builder-config.yaml $(OTELCOL_SOURCES)
 	$(GO) run go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION) --config builder-config.yaml
 	@touch $@
 
-# Validates every config/*.yaml with the built binary.
+# Validates every config/*.yaml with the built binary; the alerting and dashboard tests run a
+# real Prometheus, installed when missing.
 e2e: build
+	@bash .ci/ensure-prometheus
 	$(GO) test -race -tags e2e -count=1 ./e2e/...
 
 # The demo: the collector with config/demo.yaml, about 20 s of agentsim traffic, a graceful
