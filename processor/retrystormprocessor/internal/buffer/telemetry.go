@@ -35,7 +35,7 @@ const (
 type telemetry struct {
 	b          *metadata.TelemetryBuilder
 	tools      toolNames
-	stormCalls openCounter
+	stormCalls *openCounter
 	traces     map[[2]string]metric.AddOption
 	findings   map[string]metric.AddOption
 	late       map[string]metric.AddOption
@@ -280,8 +280,8 @@ type openSeries struct {
 	count atomic.Int64
 }
 
-func newOpenCounter() openCounter {
-	return openCounter{held: zerostart.New[attribute.Distinct](0)}
+func newOpenCounter() *openCounter {
+	return &openCounter{held: zerostart.New[attribute.Distinct](0)}
 }
 
 func (c *openCounter) add(attrs attribute.Set, n int64) {
