@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,7 +39,7 @@ const alertTimeout = 150 * time.Second
 // TestAlertsFireOnTheirScenarioAndStaySilentOnClean runs each scenario through the built
 // collector with the storms connector, has a real Prometheus scrape the connector's
 // metrics and evaluate the shipped rules, and checks the scenario's alert fires; clean
-// traffic fires none. A mixed run evaluates every dashboard panel's query.
+// traffic fires none. The dashboard is TestDashboardShowsTheIncident's.
 func TestAlertsFireOnTheirScenarioAndStaySilentOnClean(t *testing.T) {
 	dir := t.TempDir()
 	agentsim := buildAgentsim(t, dir)
@@ -82,14 +81,6 @@ func TestAlertsFireOnTheirScenarioAndStaySilentOnClean(t *testing.T) {
 			})
 		})
 	}
-	t.Run("dashboard queries", func(t *testing.T) {
-		t.Parallel()
-		caseDir := filepath.Join(dir, "dashboard")
-		collector, prom := startAlertingPair(t, caseDir, alertRules)
-		runAgentsim(t, agentsim, "--endpoint", loopback(collector.cfg.OTLPPort), "--rate", "0",
-			"--count", "150", "--every-scenario", "--seed", "6", "--service", agentService)
-		checkDashboardQueries(t, prom, collector)
-	})
 }
 
 // alertingCollector is a collector with the storms connector and the Prometheus that
@@ -111,6 +102,18 @@ func startAlertingPair(t *testing.T, dir, rules string) (*alertingCollector, *pr
 		"retrystorm": loopback(cfg.Signals.PrometheusPort),
 		"otelcol":    loopback(cfg.MetricsPort),
 	}, rules)
+	// Prometheus scrapes a new target only seconds after it is ready: traffic sent before
+	// that would reach it as series already holding their counts, which increase() does not
+	// count (config/alerting/README.md, "Series start at zero"). An incident comes to a
+	// Prometheus that is already scraping.
+	eventually(t, 30*time.Second, "prometheus scraping the collector", func() (bool, string) {
+		c.proc.alive(t)
+		up, err := prom.query("up == 1")
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(up) == 2, fmt.Sprintf("%d of 2 targets up", len(up))
+	})
 	return c, prom
 }
 
@@ -198,75 +201,4 @@ func checkSilent(t *testing.T, prom *prometheusServer, c *alertingCollector) {
 	if !sawCalls {
 		t.Fatal("Prometheus never saw retrystorm_calls_total: the silence proves nothing")
 	}
-}
-
-// dashboardModel is the part of a Grafana dashboard the test reads.
-type dashboardModel struct {
-	Panels []struct {
-		Title   string `json:"title"`
-		Type    string `json:"type"`
-		Targets []struct {
-			Expr string `json:"expr"`
-		} `json:"targets"`
-		Panels []json.RawMessage `json:"panels"`
-	} `json:"panels"`
-}
-
-// dashboardVariables are what Grafana substitutes in a query, as this test fills them: all
-// tools, and 1-minute windows.
-var dashboardVariables = strings.NewReplacer(
-	"${tool:regex}", ".*", "${tool}", ".*", "$tool", ".*",
-	"${__rate_interval}", "1m", "$__rate_interval", "1m",
-	"${__interval}", "1m", "$__interval", "1m",
-	"${__range}", "5m", "$__range", "5m",
-	"${datasource}", "", "$datasource", "")
-
-// checkDashboardQueries evaluates every panel query of the shipped dashboard against
-// Prometheus during the traffic: each must evaluate without error and return data.
-func checkDashboardQueries(t *testing.T, prom *prometheusServer, c *alertingCollector) {
-	t.Helper()
-	b, err := os.ReadFile(dashboard)
-	if err != nil {
-		t.Fatalf("read the dashboard: %v", err)
-	}
-	var model dashboardModel
-	if err := json.Unmarshal(b, &model); err != nil {
-		t.Fatalf("the dashboard is not JSON: %v", err)
-	}
-	type query struct{ panel, expr string }
-	var queries []query
-	for _, p := range model.Panels {
-		if len(p.Panels) > 0 {
-			t.Errorf("panel %q nests panels (a collapsed row): the test reads top-level panels only", p.Title)
-		}
-		for _, target := range p.Targets {
-			if target.Expr != "" {
-				queries = append(queries, query{p.Title, dashboardVariables.Replace(target.Expr)})
-			}
-		}
-	}
-	if len(queries) == 0 {
-		t.Fatal("the dashboard has no queries")
-	}
-	for _, q := range queries {
-		var status string
-		ok, _ := poll(alertTimeout, func() (bool, string) {
-			c.proc.alive(t)
-			samples, err := prom.query(q.expr)
-			switch {
-			case err != nil:
-				status = err.Error()
-				return strings.Contains(err.Error(), "parse error"), status
-			case len(samples) == 0:
-				status = "no data"
-				return false, status
-			}
-			status = ""
-			return true, ""
-		})
-		if !ok || status != "" {
-			t.Errorf("panel %q: query %s: %s", q.panel, q.expr, status)
-		}
-	}
-	t.Logf("%d dashboard queries evaluated", len(queries))
 }

@@ -191,7 +191,8 @@ func (c stormConfig) collector() collectorConfig {
 	}
 	if c.Signals != nil {
 		cfg.Connectors = yamlMap{"storms": yamlMap{
-			"metrics": yamlMap{"flush_interval": "500ms"},
+			// The tests' Prometheus scrapes every second: a new series at 0 for 2 s is seen.
+			"metrics": yamlMap{"flush_interval": "500ms", "new_series_hold": "2s"},
 			"logs":    yamlMap{"include": []string{"storm", "failure", "finding"}},
 		}}
 		cfg.Exporters["prometheus"] = yamlMap{"endpoint": loopback(c.Signals.PrometheusPort)}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -181,4 +182,55 @@ func (p *prometheusServer) ruleHealth() (map[string]string, error) {
 		return nil, fmt.Errorf("prometheus loaded no rules")
 	}
 	return bad, nil
+}
+
+// sampleValue is a sample's value; Prometheus writes NaN and ±Inf as "NaN", "+Inf", "-Inf".
+func sampleValue(v any) (float64, error) {
+	s, ok := v.(string)
+	if !ok {
+		return 0, fmt.Errorf("sample value %v is not a string", v)
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
+// queryAt evaluates an instant query at at.
+func (p *prometheusServer) queryAt(expr string, at time.Time) ([]promSample, error) {
+	var data struct {
+		ResultType string          `json:"resultType"`
+		Result     json.RawMessage `json:"result"`
+	}
+	q := url.Values{"query": {expr}, "time": {strconv.FormatInt(at.Unix(), 10)}}
+	if err := p.apiGet("/api/v1/query?"+q.Encode(), &data); err != nil {
+		return nil, err
+	}
+	if data.ResultType != "vector" {
+		return nil, fmt.Errorf("query %q: result type %s, want vector", expr, data.ResultType)
+	}
+	var out []promSample
+	return out, json.Unmarshal(data.Result, &out)
+}
+
+// promSeries is one series of a range query.
+type promSeries struct {
+	Metric map[string]string `json:"metric"`
+	Values [][2]any          `json:"values"`
+}
+
+// queryRange evaluates expr from start to end every step, as a Grafana time series panel
+// does.
+func (p *prometheusServer) queryRange(expr string, start, end time.Time, step time.Duration) ([]promSeries, error) {
+	var data struct {
+		ResultType string          `json:"resultType"`
+		Result     json.RawMessage `json:"result"`
+	}
+	q := url.Values{"query": {expr}, "start": {strconv.FormatInt(start.Unix(), 10)},
+		"end": {strconv.FormatInt(end.Unix(), 10)}, "step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}}
+	if err := p.apiGet("/api/v1/query_range?"+q.Encode(), &data); err != nil {
+		return nil, err
+	}
+	if data.ResultType != "matrix" {
+		return nil, fmt.Errorf("query %q: result type %s, want matrix", expr, data.ResultType)
+	}
+	var out []promSeries
+	return out, json.Unmarshal(data.Result, &out)
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Checks config/grafana/retrystorm.json for `make alert-rules`.
 
-Parses the dashboard JSON, checks its datasource and tool template variables and that every
-panel queries the ${datasource} Prometheus datasource, and writes one recording rule per
-panel target (and one for the tool variable's label_values() metric) to the rules file named
-by the second argument, with the Grafana variables replaced by values Prometheus accepts, so
-that `promtool check rules` checks every query as PromQL.
+Parses the dashboard JSON, checks its datasource and tool template variables, that every
+panel queries the ${datasource} Prometheus datasource and that no query divides by a
+denominator that can be 0 without filtering it (`/ (... > 0)`), and writes one recording
+rule per panel target (and one for the tool variable's label_values() metric) to the rules
+file named by the second argument, with the Grafana variables replaced by values Prometheus
+accepts, so that `promtool check rules` checks every query as PromQL.
 
 Usage: dashboard_test.py DASHBOARD.json OUT.rules.yml
 """
@@ -33,6 +34,26 @@ def panels(items):
     for p in items:
         yield p
         yield from panels(p.get("panels", []))
+
+
+def unguarded_divisions(expr):
+    """Yields each division of expr by a query whose denominator is not filtered with
+    `> 0`: where the denominator is 0 (a window without a call), such a ratio draws NaN or
+    Inf instead of leaving a gap. A division by a number is fine."""
+    for m in re.finditer(r"/\s*(?:(?:ignoring|on)\s*\([^)]*\)\s*)?(?:group_(?:left|right)\s*\([^)]*\)\s*)?", expr):
+        rest = expr[m.end():]
+        if re.match(r"[0-9.]", rest):
+            continue
+        if not rest.startswith("("):
+            yield rest[:60]
+            continue
+        depth = 0
+        for i, c in enumerate(rest):
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if depth == 0:
+                break
+        if not re.search(r">\s*0\s*$", rest[1:i]):
+            yield rest[: i + 1]
 
 
 def substitute(expr):
@@ -80,6 +101,9 @@ def main():
             expr = (t.get("expr") or "").strip() or fail(f"{name}: target {t.get('refId')} has no expr")
             if t.get("datasource", DATASOURCE) != DATASOURCE:
                 fail(f"{name}: target {t.get('refId')} datasource is not ${{datasource}}")
+            for denominator in unguarded_divisions(expr):
+                fail(f"{name}: target {t.get('refId')} divides by {denominator} without `> 0`: "
+                     "an empty window would draw NaN or Inf; divide by `(... > 0)` to leave a gap")
             rules.append((f"panel_{p['id']}_{t.get('refId')}", substitute(expr)))
 
     with open(out, "w", encoding="utf-8") as f:

@@ -18,16 +18,21 @@ type Config struct {
 // MetricsConfig shapes the traces → metrics direction.
 type MetricsConfig struct {
 	// MaxTools bounds the distinct values of the tool attribute: the first MaxTools tool
-	// names seen, then _other (the retry_storm processor's rule).
+	// names seen, then _other (the retry_storm processor's rule). Default 100.
 	MaxTools int `mapstructure:"max_tools"`
-	// FlushInterval is how often the cumulative counters are emitted.
+	// FlushInterval is how often the cumulative counters are emitted. Default 15s.
 	FlushInterval time.Duration `mapstructure:"flush_interval"`
+	// NewSeriesHold is how long a new series is emitted at 0 before its count, so that the
+	// scrape of whatever reads the metrics sees it at 0 first and counts its first
+	// increment as growth: at least that scrape interval. 0 emits it at 0 once, enough for a
+	// backend every export reaches (OTLP). Default 1m, Prometheus' default scrape_interval.
+	NewSeriesHold time.Duration `mapstructure:"new_series_hold"`
 }
 
 // LogsConfig shapes the traces → logs direction.
 type LogsConfig struct {
 	// Include selects the records sent as log records: storm, failure, finding (the
-	// storm_summary exporter's include).
+	// storm_summary exporter's include). Default [storm, finding].
 	Include []string `mapstructure:"include"`
 }
 
@@ -42,11 +47,12 @@ var includeValues = []string{includeStorm, includeFailure, includeFinding}
 const (
 	defaultMaxTools      = 100
 	defaultFlushInterval = 15 * time.Second
+	defaultNewSeriesHold = time.Minute
 )
 
 func createDefaultConfig() *Config {
 	return &Config{
-		Metrics: MetricsConfig{MaxTools: defaultMaxTools, FlushInterval: defaultFlushInterval},
+		Metrics: MetricsConfig{MaxTools: defaultMaxTools, FlushInterval: defaultFlushInterval, NewSeriesHold: defaultNewSeriesHold},
 		Logs:    LogsConfig{Include: []string{includeStorm, includeFinding}},
 	}
 }
@@ -59,6 +65,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Metrics.FlushInterval <= 0 {
 		errs = append(errs, fmt.Errorf("metrics.flush_interval: %s, must be positive", c.Metrics.FlushInterval))
+	}
+	if c.Metrics.NewSeriesHold < 0 {
+		errs = append(errs, fmt.Errorf("metrics.new_series_hold: %s, must not be negative", c.Metrics.NewSeriesHold))
 	}
 	if len(c.Logs.Include) == 0 {
 		errs = append(errs, fmt.Errorf("logs.include: empty, want one or more of %v", includeValues))

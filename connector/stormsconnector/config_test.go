@@ -15,6 +15,7 @@ func TestDefaultConfigIsValidAndDocumented(t *testing.T) {
 	require.NoError(t, confmap.Validate(cfg))
 	require.Equal(t, 100, cfg.Metrics.MaxTools)
 	require.Equal(t, 15*time.Second, cfg.Metrics.FlushInterval)
+	require.Equal(t, time.Minute, cfg.Metrics.NewSeriesHold)
 	require.Equal(t, []string{"storm", "finding"}, cfg.Logs.Include)
 }
 
@@ -26,6 +27,8 @@ func TestConfigFromYAML(t *testing.T) {
 		"storms/tuned":         "",
 		"storms/no_tools":      "metrics.max_tools: 0, must be at least 1",
 		"storms/zero_interval": "metrics.flush_interval: 0s, must be positive",
+		"storms/negative_hold": "metrics.new_series_hold: -1s, must not be negative",
+		"storms/push_hold":     "",
 		"storms/bad_include":   `logs.include: unknown value "storms"`,
 		"storms/empty_include": "logs.include: empty",
 	} {
@@ -45,7 +48,7 @@ func TestConfigFromYAML(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig()
 	sub, _ := cm.Sub("storms/tuned")
 	require.NoError(t, sub.Unmarshal(cfg))
-	require.Equal(t, &Config{Metrics: MetricsConfig{MaxTools: 20, FlushInterval: 5 * time.Second}, Logs: LogsConfig{Include: []string{"storm", "failure", "finding"}}}, cfg)
+	require.Equal(t, &Config{Metrics: MetricsConfig{MaxTools: 20, FlushInterval: 5 * time.Second, NewSeriesHold: 15 * time.Second}, Logs: LogsConfig{Include: []string{"storm", "failure", "finding"}}}, cfg)
 }
 
 func TestUnknownKeyIsAnError(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/retrystorm/retrystorm/connector/stormsconnector/internal/metadata"
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/internal/tracespans"
+	"github.com/retrystorm/retrystorm/internal/zerostart"
 )
 
 // metric names one of the emitted counters (README, "Metrics").
@@ -67,7 +68,8 @@ const (
 )
 
 // stormMetrics counts, per series, the weighted (adjusted-count) sum over every span it
-// receives, and emits the cumulative sums every flush interval and at shutdown.
+// receives, and emits the cumulative sums every flush interval and at shutdown. A new series
+// is emitted at 0 for new_series_hold before its sum (README, "Series start at zero").
 type stormMetrics struct {
 	cfg       MetricsConfig
 	next      consumer.Metrics
@@ -80,6 +82,7 @@ type stormMetrics struct {
 	order  []series
 	tools  map[string]bool
 	weight weightCache
+	held   *zerostart.Series[series]
 
 	stop chan struct{}
 	done chan struct{}
@@ -90,6 +93,7 @@ func newStormMetrics(cfg MetricsConfig, next consumer.Metrics, logger *zap.Logge
 		cfg: cfg, next: next, logger: logger, malformed: malformed,
 		start: pcommon.NewTimestampFromTime(time.Now()),
 		sums:  map[series]float64{}, tools: map[string]bool{},
+		held: zerostart.New[series](cfg.NewSeriesHold),
 	}
 }
 
@@ -111,7 +115,7 @@ func (m *stormMetrics) Shutdown(ctx context.Context) error {
 	close(m.stop)
 	<-m.done
 	m.stop = nil
-	return m.flush(ctx)
+	return m.flush(ctx, true)
 }
 
 func (m *stormMetrics) flushLoop() {
@@ -123,7 +127,7 @@ func (m *stormMetrics) flushLoop() {
 		case <-m.stop:
 			return
 		case <-tick.C:
-			if err := m.flush(context.Background()); err != nil {
+			if err := m.flush(context.Background(), false); err != nil {
 				m.logger.Warn("emit storm metrics", zap.Error(err))
 			}
 		}
@@ -266,23 +270,24 @@ func (m *stormMetrics) toolName(name string) string {
 	return name
 }
 
-// flush emits every series' cumulative sum.
-func (m *stormMetrics) flush(ctx context.Context) error {
-	md := m.snapshot()
+// flush emits every series' cumulative sum, a series still held at 0 unless final: the last
+// emission, at shutdown, holds every count, as nothing follows it.
+func (m *stormMetrics) flush(ctx context.Context, final bool) error {
+	md := m.snapshot(time.Now(), final)
 	if md.DataPointCount() == 0 {
 		return nil
 	}
 	return m.next.ConsumeMetrics(ctx, md)
 }
 
-func (m *stormMetrics) snapshot() pmetric.Metrics {
+func (m *stormMetrics) snapshot(at time.Time, final bool) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.order) == 0 {
 		return md
 	}
-	now := pcommon.NewTimestampFromTime(time.Now())
+	now := pcommon.NewTimestampFromTime(at)
 	sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
 	var points [numMetrics]pmetric.NumberDataPointSlice
@@ -301,7 +306,11 @@ func (m *stormMetrics) snapshot() pmetric.Metrics {
 		dp := points[s.metric].AppendEmpty()
 		dp.SetStartTimestamp(m.start)
 		dp.SetTimestamp(now)
-		dp.SetDoubleValue(m.sums[s])
+		value := m.sums[s]
+		if m.held.Zero(s, at) && !final {
+			value = 0
+		}
+		dp.SetDoubleValue(value)
 		attrs := dp.Attributes()
 		if !s.noTool {
 			attrs.PutStr("tool", s.tool)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 )
@@ -68,4 +70,48 @@ func TestALateFindingCountsOnlyItsFinding(t *testing.T) {
 	got := consumeMetrics(t, createDefaultConfig(), td)
 	require.Equal(t, map[string]float64{`{"kind":"stale_cache_suspect","tool":"lookup"}`: 1}, got["retrystorm.findings"])
 	require.NotContains(t, got, "retrystorm.storms", "the storm was counted with its trace")
+}
+
+// TestNewSeriesStartAtZero: a series is emitted at 0 from its first emission until
+// new_series_hold has passed, then at its sum, so a Prometheus scrape sees it grow from 0;
+// the emission at shutdown holds every sum.
+func TestNewSeriesStartAtZero(t *testing.T) {
+	cfg := createDefaultConfig().Metrics
+	cfg.NewSeriesHold = 10 * time.Second
+	m := newStormMetrics(cfg, consumertest.NewNop(), zap.NewNop(), func(context.Context, int64) {})
+	calls := func(at time.Time, final bool) map[string]float64 {
+		out := map[string]float64{}
+		ms := m.snapshot(at, final).ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := 0; i < ms.Len(); i++ {
+			if ms.At(i).Name() != "retrystorm.calls" {
+				continue
+			}
+			dps := ms.At(i).Sum().DataPoints()
+			for j := 0; j < dps.Len(); j++ {
+				tool, _ := dps.At(j).Attributes().Get("tool")
+				out[tool.Str()] = dps.At(j).DoubleValue()
+			}
+		}
+		return out
+	}
+	consume := func(tools ...string) {
+		td := ptrace.NewTraces()
+		spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+		for _, tool := range tools {
+			attemptSpan(spans, tool, "")
+		}
+		require.NoError(t, m.ConsumeTraces(context.Background(), td))
+	}
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+	consume("a", "a", "a")
+	require.Equal(t, map[string]float64{"a": 0}, calls(t0, false), "first emission")
+	require.Equal(t, map[string]float64{"a": 0}, calls(t0.Add(9*time.Second), false), "within the hold")
+	consume("b")
+	require.Equal(t, map[string]float64{"a": 3, "b": 0}, calls(t0.Add(10*time.Second), false), "a released, b new")
+	consume("a", "b")
+	require.Equal(t, map[string]float64{"a": 4, "b": 0}, calls(t0.Add(15*time.Second), false), "a counts at once, b held from its own first emission")
+	require.Equal(t, map[string]float64{"a": 4, "b": 2}, calls(t0.Add(20*time.Second), false))
+	consume("c")
+	require.Equal(t, map[string]float64{"a": 4, "b": 2, "c": 1}, calls(t0.Add(21*time.Second), true), "the last emission, at shutdown, holds every sum")
 }

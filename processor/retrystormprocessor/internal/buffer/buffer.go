@@ -77,6 +77,14 @@ func (b *Buffer) Start(key []byte) error {
 		b.cancel()
 		return fmt.Errorf("register retry_storm buffered gauges: %w", err)
 	}
+	if err := b.tel.b.RegisterStormCallsCallback(b.tel.stormCalls.observe); err != nil {
+		b.cancel()
+		return fmt.Errorf("register retry_storm storm_calls: %w", err)
+	}
+	if err := b.tel.b.RegisterUnseenToolCallsCallback(b.tel.unseenCalls.observe); err != nil {
+		b.cancel()
+		return fmt.Errorf("register retry_storm unseen_tool_calls: %w", err)
+	}
 	if !b.opts.synchronous {
 		for _, s := range b.shards {
 			go s.run(b.opts.tick, b.finishing)

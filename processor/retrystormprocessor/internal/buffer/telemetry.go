@@ -2,6 +2,8 @@ package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormp
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/retrystorm/retrystorm/internal/zerostart"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
@@ -30,20 +33,22 @@ const (
 // telemetry records the processor's metrics with precomputed attribute sets, so recording a
 // decision allocates nothing but the storm_calls attributes.
 type telemetry struct {
-	b     *metadata.TelemetryBuilder
-	tools toolNames
+	b          *metadata.TelemetryBuilder
+	tools      toolNames
+	stormCalls *openCounter
 	// scopes bounds unseen_tool_calls' scope attribute as tools bounds storm_calls' tool.
-	scopes   toolNames
-	traces   map[[2]string]metric.AddOption
-	findings map[string]metric.AddOption
-	late     map[string]metric.AddOption
-	evicted  map[string]metric.AddOption
-	early    map[string]metric.AddOption
-	signals  map[[2]string]metric.AddOption
-	dropped  map[string]metric.AddOption
-	where    map[string]metric.AddOption
-	suspect  map[string]metric.AddOption
-	lateFind map[string]metric.AddOption
+	scopes      toolNames
+	unseenCalls *openCounter
+	traces      map[[2]string]metric.AddOption
+	findings    map[string]metric.AddOption
+	late        map[string]metric.AddOption
+	evicted     map[string]metric.AddOption
+	early       map[string]metric.AddOption
+	signals     map[[2]string]metric.AddOption
+	dropped     map[string]metric.AddOption
+	where       map[string]metric.AddOption
+	suspect     map[string]metric.AddOption
+	lateFind    map[string]metric.AddOption
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
@@ -52,7 +57,8 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		return nil, err
 	}
 	t := &telemetry{
-		b: b, tools: toolNames{limit: maxToolNames}, scopes: toolNames{limit: maxToolNames},
+		b: b, tools: toolNames{limit: maxToolNames}, stormCalls: newOpenCounter(),
+		scopes: toolNames{limit: maxToolNames}, unseenCalls: newOpenCounter(),
 		traces:   map[[2]string]metric.AddOption{},
 		findings: attrOptions("kind", findings.Kinds...),
 		late:     attrOptions("decision", metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped, metadata.AttributeLateDecisionProvisional),
@@ -78,22 +84,40 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	return t, nil
 }
 
-// startAtZero exports, at 0, every series of the counters the shipped dashboard reads whose
-// attribute values are a known, bounded set. The SDK exports a series from its first Add;
-// one that first appears with its first event holds that event in its first sample, which
-// rate() and increase() never count, and until then a panel has no data rather than 0.
-// Per-tool series are unbounded and stay created by their first event.
+// startAtZero exports, at 0, every series of every counter whose attribute values are a
+// known, bounded set (README, "Series that start at zero"). The SDK exports a series from
+// its first Add; one that first appears with its first event holds that event in its first
+// sample, which rate() and increase() never count, and until then a panel has no data
+// rather than 0. A counter whose attribute values are not known ahead (a tool name) is an
+// openCounter instead.
 func (t *telemetry) startAtZero() {
 	ctx := context.Background()
-	t.b.ProcessorRetryStormSpansReceived.Add(ctx, 0)
-	for _, opt := range t.dropped {
-		t.b.ProcessorRetryStormSpansDropped.Add(ctx, 0, opt)
+	b := t.b
+	for _, c := range []metric.Int64Counter{b.ProcessorRetryStormSpansReceived, b.ProcessorRetryStormSpansForwarded,
+		b.ProcessorRetryStormToolAttempts, b.ProcessorRetryStormIncompleteAttempts, b.ProcessorRetryStormCalls,
+		b.ProcessorRetryStormDegradedCalls, b.ProcessorRetryStormStatusFlipCalls, b.ProcessorRetryStormStatusRemapped,
+		b.ProcessorRetryStormValuesNotHunted} {
+		c.Add(ctx, 0)
 	}
-	for _, opt := range t.early {
-		t.b.ProcessorRetryStormEarlyDecisions.Add(ctx, 0, opt)
-	}
-	for _, opt := range t.traces {
-		t.b.ProcessorRetryStormTraces.Add(ctx, 0, opt)
+	for _, c := range []struct {
+		counter metric.Int64Counter
+		series  []metric.AddOption
+	}{
+		{b.ProcessorRetryStormSpansDropped, slices.Collect(maps.Values(t.dropped))},
+		{b.ProcessorRetryStormEarlyDecisions, slices.Collect(maps.Values(t.early))},
+		{b.ProcessorRetryStormTraces, slices.Collect(maps.Values(t.traces))},
+		{b.ProcessorRetryStormFindings, slices.Collect(maps.Values(t.findings))},
+		{b.ProcessorRetryStormLateSpans, slices.Collect(maps.Values(t.late))},
+		{b.ProcessorRetryStormLateSignals, slices.Collect(maps.Values(t.signals))},
+		{b.ProcessorRetryStormCacheEvictions, slices.Collect(maps.Values(t.evicted))},
+		{b.ProcessorRetryStormRedactions, slices.Collect(maps.Values(t.where))},
+		{b.ProcessorRetryStormStaleSuspects, slices.Collect(maps.Values(t.suspect))},
+		{b.ProcessorRetryStormLateFindings, slices.Collect(maps.Values(t.lateFind))},
+		{b.ProcessorRetryStormTimestampsClamped, []metric.AddOption{clampedStart, clampedEnd}},
+	} {
+		for _, opt := range c.series {
+			c.counter.Add(ctx, 0, opt)
+		}
 	}
 }
 
@@ -186,8 +210,7 @@ func (t *telemetry) analysed(tr *analysis.Trace) {
 			t.add(t.b.ProcessorRetryStormStatusFlipCalls, 1, nil)
 		}
 		if u.Storm {
-			t.b.ProcessorRetryStormStormCalls.Add(context.Background(), 1, metric.WithAttributes(
-				attribute.String("class", string(u.Class)), attribute.String("tool", t.tools.bound(u.Last().ToolName))))
+			t.stormCalls.add(attribute.NewSet(attribute.String("class", string(u.Class)), attribute.String("tool", t.tools.bound(u.Last().ToolName))), 1)
 		}
 	}
 	for _, f := range tr.Findings {
@@ -196,11 +219,11 @@ func (t *telemetry) analysed(tr *analysis.Trace) {
 	t.unseen(tr.Unseen)
 }
 
-// unseen records a trace's unseen tool calls by reason and scope.
+// unseen records a trace's unseen tool calls by reason and scope: an openCounter, as the
+// scopes are not known ahead.
 func (t *telemetry) unseen(counts map[analysis.UnseenKey]int) {
 	for k, n := range counts {
-		t.b.ProcessorRetryStormUnseenToolCalls.Add(context.Background(), int64(n), metric.WithAttributes(
-			attribute.String("reason", k.Reason), attribute.String("scope", t.scopes.bound(k.Scope))))
+		t.unseenCalls.add(attribute.NewSet(attribute.String("reason", k.Reason), attribute.String("scope", t.scopes.bound(k.Scope))), int64(n))
 	}
 }
 
@@ -251,4 +274,51 @@ func (tn *toolNames) bound(name string) string {
 	}
 	tn.known.LoadOrStore(name, struct{}{})
 	return name
+}
+
+// openCounter is a counter whose attribute values are not known ahead (a tool name), so its
+// series cannot be exported at 0 from the start: an observable counter whose callback
+// observes each series at 0 in the first collection that sees it, and at its count from the
+// next (internal/zerostart with no hold: a pull reader collects at each scrape, a periodic
+// one at each export, so the reader is shown the 0). Shards add to a series' own atomic
+// count; only collections take the lock.
+type openCounter struct {
+	series sync.Map // attribute.Distinct → *openSeries
+
+	mu   sync.Mutex
+	held *zerostart.Series[attribute.Distinct]
+}
+
+type openSeries struct {
+	attrs attribute.Set
+	count atomic.Int64
+}
+
+func newOpenCounter() *openCounter {
+	return &openCounter{held: zerostart.New[attribute.Distinct](0)}
+}
+
+func (c *openCounter) add(attrs attribute.Set, n int64) {
+	s, ok := c.series.Load(attrs.Equivalent())
+	if !ok {
+		s, _ = c.series.LoadOrStore(attrs.Equivalent(), &openSeries{attrs: attrs})
+	}
+	s.(*openSeries).count.Add(n)
+}
+
+// observe is the counter's callback: every series, at 0 in its first collection.
+func (c *openCounter) observe(_ context.Context, o metric.Int64Observer) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	c.series.Range(func(k, v any) bool {
+		s := v.(*openSeries)
+		n := s.count.Load()
+		if c.held.Zero(k.(attribute.Distinct), now) {
+			n = 0
+		}
+		o.Observe(n, metric.WithAttributeSet(s.attrs))
+		return true
+	})
+	return nil
 }

@@ -110,15 +110,85 @@ func TestToolNamesAreBounded(t *testing.T) {
 		h.Consume(b.Traces)
 	}
 	h.Advance(2 * time.Second)
-	m, err := h.Tel.GetMetric(metadata.MetricStormCalls)
-	require.NoError(t, err)
-	tools := map[string]int64{}
-	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
-		v, _ := dp.Attributes.Value("tool")
-		tools[v.AsString()] += dp.Value
+	tools := func() map[string]int64 {
+		m, err := h.Tel.GetMetric(metadata.MetricStormCalls)
+		require.NoError(t, err)
+		out := map[string]int64{}
+		for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			v, _ := dp.Attributes.Value("tool")
+			out[v.AsString()] += dp.Value
+		}
+		return out
 	}
-	assert.Len(t, tools, maxToolNames+1)
-	assert.EqualValues(t, 50, tools[toolOther])
+	require.EqualValues(t, 0, tools()[toolOther], "the first collection sees every series at 0")
+	got := tools()
+	assert.Len(t, got, maxToolNames+1)
+	assert.EqualValues(t, 50, got[toolOther])
+}
+
+// TestCountersStartAtZero: before any span, every counter is exported with each series of
+// its known attribute values at 0 (README, "Series that start at zero"); storm_calls, per
+// tool, has none until a storm.
+func TestCountersStartAtZero(t *testing.T) {
+	h := newHarness(t, testConfig(), nil, WithSynchronous())
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, h.Tel.Reader.Collect(t.Context(), &rm))
+	got := map[string]int{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if !ok {
+				continue
+			}
+			for _, dp := range sum.DataPoints {
+				assert.Zero(t, dp.Value, "%s %v", m.Name, dp.Attributes.ToSlice())
+			}
+			got[m.Name] = len(sum.DataPoints)
+		}
+	}
+	assert.Equal(t, map[string]int{
+		metadata.MetricSpansReceived: 1, metadata.MetricSpansForwarded: 1, metadata.MetricToolAttempts: 1,
+		metadata.MetricIncompleteAttempts: 1, metadata.MetricCalls: 1, metadata.MetricDegradedCalls: 1,
+		metadata.MetricStatusFlipCalls: 1, metadata.MetricStatusRemapped: 1, metadata.MetricValuesNotHunted: 1,
+		metadata.MetricSpansDropped:      5,  // cause
+		metadata.MetricEarlyDecisions:    3,  // cause
+		metadata.MetricTraces:            12, // decision × reason
+		metadata.MetricFindings:          9,  // kind
+		metadata.MetricLateSpans:         3,  // decision
+		metadata.MetricLateSignals:       10, // cause × signal reason
+		metadata.MetricCacheEvictions:    2,  // decision
+		metadata.MetricRedactions:        7,  // where
+		metadata.MetricStaleSuspects:     4,  // outcome
+		metadata.MetricLateFindings:      4,  // outcome
+		metadata.MetricTimestampsClamped: 2,  // field
+	}, got)
+}
+
+// TestStormCallsStartAtZero: storm_calls' series are per tool and cannot be exported at 0
+// from the start; each is observed at 0 in the first collection that sees it and at its
+// count from the next, so a reader's rate() counts a tool's first storm.
+func TestStormCallsStartAtZero(t *testing.T) {
+	h := newHarness(t, testConfig(), nil, WithSynchronous())
+	stormOf := func(i uint64, tool string) ptrace.Traces {
+		b := buffertest.NewSpanBuilder(buffertest.TraceID(i))
+		root := b.Root()
+		for a := range 2 {
+			b.Tool(root.SpanID(), tool, "call-1", int64(100+a*300), a == 0)
+		}
+		return b.Traces
+	}
+	h.Consume(stormOf(1, "lookup"))
+	h.Advance(2 * time.Second)
+	lookup := "class=transient_dependency,tool=lookup"
+	assert.Equal(t, map[string]int64{lookup: 0}, series(t, h, metadata.MetricStormCalls), "first collection")
+	assert.Equal(t, map[string]int64{lookup: 1}, series(t, h, metadata.MetricStormCalls))
+
+	h.Consume(stormOf(2, "lookup"))
+	h.Consume(stormOf(3, "search"))
+	h.Advance(2 * time.Second)
+	search := "class=transient_dependency,tool=search"
+	assert.Equal(t, map[string]int64{lookup: 2, search: 0}, series(t, h, metadata.MetricStormCalls), "a known series counts at once, a new one starts at 0")
+	assert.Equal(t, map[string]int64{lookup: 2, search: 1}, series(t, h, metadata.MetricStormCalls))
 }
 
 func TestToolNameLabelsAreValidUTF8(t *testing.T) {

@@ -47,6 +47,7 @@ func TestUnseenToolCallsAreCounted(t *testing.T) {
 	h.Consume(unansweredTrace(buffertest.TraceID(1), "acme-agents"))
 	h.Consume(payloadlessTrace(buffertest.TraceID(2)))
 	h.Advance(cfg.DecisionWait + time.Second)
+	assert.Zero(t, h.Sum(metadata.MetricUnseenToolCalls), "a new series is seen at 0 first (README, \"Series that start at zero\")")
 
 	assert.EqualValues(t, 1, h.Sum(metadata.MetricUnseenToolCalls, attribute.String("reason", "unanswered"), attribute.String("scope", "acme-agents")))
 	assert.EqualValues(t, 1, h.Sum(metadata.MetricUnseenToolCalls, attribute.String("reason", "arguments_unread"), attribute.String("scope", "agent-sdk")),
@@ -58,6 +59,7 @@ func TestUnseenToolCallsAreCounted(t *testing.T) {
 		h.Consume(unansweredTrace(buffertest.TraceID(uint64(10+i)), fmt.Sprintf("scope-%03d", i)))
 	}
 	h.Advance(cfg.DecisionWait + time.Second)
+	assert.Zero(t, h.Sum(metadata.MetricUnseenToolCalls))
 	assert.EqualValues(t, 5, h.Sum(metadata.MetricUnseenToolCalls, attribute.String("scope", toolOther)),
 		"past the first %d scopes", maxToolNames)
 	assert.EqualValues(t, maxToolNames+5, h.Sum(metadata.MetricUnseenToolCalls, attribute.String("reason", "unanswered")))

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
 )
 
 // Metric names of the processor's internal telemetry, the keys of metadata.yaml's
@@ -66,7 +67,7 @@ type TelemetryBuilder struct {
 	ProcessorRetryStormTimestampsClamped  metric.Int64Counter
 	ProcessorRetryStormCalls              metric.Int64Counter
 	ProcessorRetryStormDegradedCalls      metric.Int64Counter
-	ProcessorRetryStormStormCalls         metric.Int64Counter
+	ProcessorRetryStormStormCalls         metric.Int64ObservableCounter
 	ProcessorRetryStormStatusFlipCalls    metric.Int64Counter
 	ProcessorRetryStormFindings           metric.Int64Counter
 	ProcessorRetryStormStatusRemapped     metric.Int64Counter
@@ -75,7 +76,7 @@ type TelemetryBuilder struct {
 	ProcessorRetryStormEarlyDecisions     metric.Int64Counter
 	ProcessorRetryStormLateSignals        metric.Int64Counter
 	ProcessorRetryStormCacheEvictions     metric.Int64Counter
-	ProcessorRetryStormUnseenToolCalls    metric.Int64Counter
+	ProcessorRetryStormUnseenToolCalls    metric.Int64ObservableCounter
 	ProcessorRetryStormRedactions         metric.Int64Counter
 	ProcessorRetryStormValuesNotHunted    metric.Int64Counter
 	ProcessorRetryStormStaleSuspects      metric.Int64Counter
@@ -102,6 +103,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 		errs = errors.Join(errs, err)
 	}
 	var err error
+	b.ProcessorRetryStormStormCalls, err = b.meter.Int64ObservableCounter(MetricStormCalls,
+		metric.WithDescription("Retry storms, by class and tool (tool names bounded, overflow _other)."+metricStability), metric.WithUnit("{call}"))
+	errs = errors.Join(errs, err)
+	b.ProcessorRetryStormUnseenToolCalls, err = b.meter.Int64ObservableCounter(MetricUnseenToolCalls,
+		metric.WithDescription("Tool calls in decided traces that retry_storm could not see, by reason (unanswered, arguments_unread, result_unread) and instrumentation scope (scope names bounded, overflow _other)."+metricStability), metric.WithUnit("{call}"))
+	errs = errors.Join(errs, err)
 	b.ProcessorRetryStormBufferedBytes, err = b.meter.Int64ObservableGauge(MetricBufferedBytes,
 		metric.WithDescription("OTLP-encoded bytes of spans held awaiting a decision."+metricStability), metric.WithUnit("By"))
 	errs = errors.Join(errs, err)
@@ -128,7 +135,6 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 		{&b.ProcessorRetryStormTimestampsClamped, MetricTimestampsClamped, "{timestamp}", "Tool-attempt start or end times past 2262-04-11 (int64 nanoseconds) clamped to that instant, by field (start, end)."},
 		{&b.ProcessorRetryStormCalls, MetricCalls, "{call}", "Logical tool calls in decided traces."},
 		{&b.ProcessorRetryStormDegradedCalls, MetricDegradedCalls, "{call}", "Logical calls grouped without a call id (parent, tool name, args hash)."},
-		{&b.ProcessorRetryStormStormCalls, MetricStormCalls, "{call}", "Retry storms, by class and tool (tool names bounded, overflow _other)."},
 		{&b.ProcessorRetryStormStatusFlipCalls, MetricStatusFlipCalls, "{call}", "Calls whose attempts had more than one distinct status."},
 		{&b.ProcessorRetryStormFindings, MetricFindings, "{finding}", "Divergence findings, by kind."},
 		{&b.ProcessorRetryStormStatusRemapped, MetricStatusRemapped, "{span}", "Kept spans whose status was remapped to ERROR from an isError result or the tool's own failure report."},
@@ -138,7 +144,6 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 		{&b.ProcessorRetryStormLateSignals, MetricLateSignals, "{trace}", "Rests of provisionally decided traces that brought a signal and were kept, by cause of the provisional decision (memory_pressure, trace_bytes) and reason."},
 		{&b.ProcessorRetryStormRedactions, MetricRedactions, "{value}", "Tool payloads removed from kept spans, by where (tool_span, idempotency_key, message, event, scrubbed, unparseable, configured)."},
 		{&b.ProcessorRetryStormValuesNotHunted, MetricValuesNotHunted, "{value}", "Distinct tool payload values of kept traces that scrubbing did not hunt because their trace (or batch of late spans) held more than redaction.max_hunted_values; a copy of one outside tool spans and message structures is forwarded as it came."},
-		{&b.ProcessorRetryStormUnseenToolCalls, MetricUnseenToolCalls, "{call}", "Tool calls in decided traces that retry_storm could not see, by reason (unanswered, arguments_unread, result_unread) and instrumentation scope (scope names bounded, overflow _other)."},
 		{&b.ProcessorRetryStormStaleSuspects, MetricStaleSuspects, "{attempt}", "Stale-cache suspects whose result no earlier trace had shown when their trace was decided, by outcome (held, resolved, expired, evicted)."},
 		{&b.ProcessorRetryStormLateFindings, MetricLateFindings, "{finding}", "Findings found after their trace was decided, by outcome (forwarded, trace_dropped, next_consumer_error, shutdown)."},
 		{&b.ProcessorRetryStormCacheEvictions, MetricCacheEvictions, "{trace}", "Trace decisions forgotten to make room in the decision cache, by decision (kept, dropped); a later span of such a trace starts it over."},
@@ -161,6 +166,45 @@ func (b *TelemetryBuilder) RegisterBufferedCallback(cb func() (bytes, traces, sp
 	defer b.mu.Unlock()
 	b.registrations = append(b.registrations, reg)
 	return nil
+}
+
+// RegisterStormCallsCallback registers cb to observe storm_calls at collection.
+func (b *TelemetryBuilder) RegisterStormCallsCallback(cb metric.Int64Callback) error {
+	reg, err := b.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		return cb(ctx, &observerInt64{inst: b.ProcessorRetryStormStormCalls, obs: o})
+	}, b.ProcessorRetryStormStormCalls)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.registrations = append(b.registrations, reg)
+	return nil
+}
+
+// RegisterUnseenToolCallsCallback registers cb to observe unseen_tool_calls at collection.
+func (b *TelemetryBuilder) RegisterUnseenToolCallsCallback(cb metric.Int64Callback) error {
+	reg, err := b.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		return cb(ctx, &observerInt64{inst: b.ProcessorRetryStormUnseenToolCalls, obs: o})
+	}, b.ProcessorRetryStormUnseenToolCalls)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.registrations = append(b.registrations, reg)
+	return nil
+}
+
+// observerInt64 observes one instrument through a multi-instrument callback's observer.
+type observerInt64 struct {
+	embedded.Int64Observer
+	inst metric.Int64Observable
+	obs  metric.Observer
+}
+
+func (o *observerInt64) Observe(value int64, opts ...metric.ObserveOption) {
+	o.obs.ObserveInt64(o.inst, value, opts...)
 }
 
 // Shutdown unregisters every callback.
