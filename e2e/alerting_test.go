@@ -90,10 +90,13 @@ type alertingCollector struct {
 	proc *collectorProcess
 }
 
-func startAlertingPair(t *testing.T, dir, rules string) (*alertingCollector, *prometheusServer) {
+func startAlertingPair(t *testing.T, dir, rules string, tune ...func(*stormConfig)) (*alertingCollector, *prometheusServer) {
 	t.Helper()
 	cfg := pipelineConfig(t, dir, cleanPercent, numShards)
 	cfg.NoBackend = true
+	for _, f := range tune {
+		f(&cfg)
+	}
 	logsPort := freePorts(t, 1)[0]
 	startLogsBackend(t, logsPort)
 	withSignals(t, &cfg, logsPort)

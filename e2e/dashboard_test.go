@@ -69,6 +69,7 @@ var alertFigures = []struct {
 	{"RetryStormDuplicateSideEffect", "Findings by tool and kind, dashboard range", "A", map[string]string{"kind": "duplicate_side_effect"}},
 	{"RetryStormIncompleteAttempts", "Incomplete attempts, dashboard range", "A", nil},
 	{"RetryStormFailedAttemptTokens", "Tokens on failed attempts, last hour", "A", nil},
+	{"RetryStormToolCallsUnseen", "Tool calls retry_storm cannot see, by scope and reason", "A", nil},
 }
 
 // dashboardPhases is the incident: clean calls, then executor storms (each tool's first),
@@ -82,6 +83,9 @@ var dashboardPhases = []struct {
 	{"clean calls", []string{"--scenarios", "clean=1", "--count", "40"}},
 	{"executor storms", []string{"--scenarios", "executor_storm=1", "--count", "20"}},
 	{"every scenario", []string{"--every-scenario", "--count", "40"}},
+	// A framework whose SDK records no payload (agentsim's unlisted_offered): calls
+	// retry_storm sees without their arguments or results.
+	{"tool calls unseen", []string{"--shapes", "unlisted_offered", "--scenarios", "clean=1", "--count", "10"}},
 }
 
 // TestDashboardShowsTheIncident sends the incident of issue 43 in phases through the built
@@ -99,10 +103,12 @@ func TestDashboardShowsTheIncident(t *testing.T) {
 	// Budgets at 0 (any storm, any failed-attempt token), as a copy of the rules may set
 	// them, so every alert fires on a short run.
 	rules := rulesFor(t, dir, map[string]string{"RetryStormBudgetExceeded": "0", "RetryStormFailedAttemptTokens": "0"})
-	collector, prom := startAlertingPair(t, dir, rules)
+	// Each phase's traces are held 1.5s after their root, past a scrape of Prometheus (every
+	// second): the buffered gauges are seen above 0, whatever the machine's speed.
+	collector, prom := startAlertingPair(t, dir, rules, func(c *stormConfig) { c.RootGrace = "1500ms" })
 
 	start := time.Now().Truncate(time.Second)
-	happened := sendIncident(t, dir, agentsim, collector)
+	happened := sendIncident(t, dir, agentsim, collector, prom)
 	eventually(t, settleTimeout, "the storms connector counted every storm and finding", func() (bool, string) {
 		m, failed := scrapeWhile(t, collector.proc, collector.cfg.Signals.PrometheusPort)
 		if m == nil {
@@ -131,8 +137,11 @@ func TestDashboardShowsTheIncident(t *testing.T) {
 }
 
 // sendIncident sends dashboardPhases one after the other, each decided before the next,
-// and tallies their ground truth.
-func sendIncident(t *testing.T, dir, agentsim string, collector *alertingCollector) incident {
+// and tallies their ground truth. Whether a phase is decided is read through Prometheus,
+// the one reader of the processor's telemetry: a series with open attribute values
+// (storm_calls, unseen_tool_calls) is observed at 0 by the first collection that sees it,
+// and a scrape of the test's own would take that 0 from Prometheus.
+func sendIncident(t *testing.T, dir, agentsim string, collector *alertingCollector, prom *prometheusServer) incident {
 	t.Helper()
 	start := time.Now()
 	var truth []agenttraffic.Truth
@@ -146,10 +155,38 @@ func sendIncident(t *testing.T, dir, agentsim string, collector *alertingCollect
 			spans += tr.Spans
 		}
 		truth = append(truth, sent...)
-		waitSettled(t, collector.proc, collector.cfg.MetricsPort, spans)
+		waitSettledInPrometheus(t, prom, collector, spans)
 		t.Logf("phase %q: %d traces sent and decided, %s in", phase.name, len(sent), time.Since(start).Round(time.Second))
 	}
 	return tallyIncident(truth)
+}
+
+// waitSettledInPrometheus waits until Prometheus has scraped retry_storm settled with
+// exactly spans received (settled's figures, read from Prometheus).
+func waitSettledInPrometheus(t *testing.T, prom *prometheusServer, collector *alertingCollector, spans int) {
+	t.Helper()
+	sum := func(expr string) (int, error) {
+		samples, err := prom.query("sum(" + expr + ")")
+		if err != nil || len(samples) == 0 {
+			return 0, err
+		}
+		v, err := strconv.ParseFloat(fmt.Sprint(samples[0].Value[1]), 64)
+		return int(v), err
+	}
+	eventually(t, settleTimeout, "retry_storm settled, as Prometheus scraped it", func() (bool, string) {
+		collector.proc.alive(t)
+		var figures [4]int
+		for i, expr := range []string{metricSpansReceived, metricSpansForwarded, metricSpansDropped, metricBufferedTraces} {
+			n, err := sum(expr)
+			if err != nil {
+				return false, err.Error()
+			}
+			figures[i] = n
+		}
+		received, forwarded, dropped, buffered := figures[0], figures[1], figures[2], figures[3]
+		return received == spans && forwarded+dropped == received && buffered == 0,
+			fmt.Sprintf("received %d of %d spans, forwarded %d, dropped %d, buffered traces %d", received, spans, forwarded, dropped, buffered)
+	})
 }
 
 // waitFiring waits until every alert of alertFigures fires.
@@ -342,7 +379,7 @@ func checkGauge(t *testing.T, refID string, got map[string]float64, drawn []prom
 }
 
 // checkLatency: a latency over the run within (0, 3] seconds: decision_wait 2s, root_grace
-// 200ms.
+// 1.5s.
 func checkLatency(t *testing.T, refID string, got map[string]float64) {
 	t.Helper()
 	if len(got) == 0 {
@@ -350,7 +387,7 @@ func checkLatency(t *testing.T, refID string, got map[string]float64) {
 	}
 	for k, f := range got {
 		if f <= 0 || f > 3 {
-			t.Errorf("target %s: %s is %gs, want within (0, 3]: decision_wait 2s, root_grace 200ms", refID, k, f)
+			t.Errorf("target %s: %s is %gs, want within (0, 3]: decision_wait 2s, root_grace 1.5s", refID, k, f)
 		}
 	}
 	t.Logf("target %s: %v", refID, got)
