@@ -149,16 +149,22 @@ func (rd *Reader) readSpan(c *Conversation, t *grouping.Tree, node int32, full, 
 			flat = true
 			continue
 		}
+		input := isInputKey(k)
+		if input && !full {
+			// A skim reads no input (its requests are history, its responses unread) and
+			// spares scanning what is most often a trace's longest string: a JSON
+			// container says the span may hold messages, which is all triage asks.
+			if jsonContainer(v) {
+				holds, hasInput = true, true
+			}
+			continue
+		}
 		s, ok := messageText(v)
 		if !ok {
 			continue
 		}
 		holds = true
-		input := isInputKey(k)
 		hasInput = hasInput || input
-		if input && !full {
-			continue
-		}
 		before := len(f.requests) + len(f.responses)
 		r := reading{full: full, requests: !input, found: f}
 		r.walk(gjson.Parse(s), lastSegment(k), false, 0)
@@ -176,16 +182,19 @@ func (rd *Reader) readSpan(c *Conversation, t *grouping.Tree, node int32, full, 
 	for _, ev := range span.Events().All() {
 		evInput := isInputEvent(ev.Name())
 		for k, v := range ev.Attributes().All() {
+			input := evInput || isInputKey(k)
+			if input && !full {
+				if jsonContainer(v) {
+					holds, hasInput = true, true
+				}
+				continue
+			}
 			s, ok := messageText(v)
 			if !ok {
 				continue
 			}
 			holds = true
-			input := evInput || isInputKey(k)
 			hasInput = hasInput || input
-			if input && !full {
-				continue
-			}
 			r := reading{full: full, requests: !input, found: f}
 			r.walk(gjson.Parse(s), lastSegment(k), false, 0)
 		}
@@ -609,4 +618,21 @@ func payloadLooksLikeJSON(s string) bool {
 // toolName reports a string that can be a tool's name: no white space, not empty, short.
 func toolName(s string) bool {
 	return s != "" && len(s) <= 128 && !strings.ContainsAny(s, " \t\n\r{}[]\"")
+}
+
+// jsonContainer reports a value that can hold a message structure: a map, a slice, or a
+// string that starts (after white space) like a JSON object or array.
+func jsonContainer(v pcommon.Value) bool {
+	switch v.Type() {
+	case pcommon.ValueTypeMap, pcommon.ValueTypeSlice:
+		return true
+	case pcommon.ValueTypeStr:
+		s := v.Str()
+		i := 0
+		for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
+			i++
+		}
+		return i < len(s) && (s[i] == '{' || s[i] == '[')
+	}
+	return false
 }
