@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -86,8 +85,9 @@ func (c *Conversation) Response(id string) (Response, bool) {
 // Reader reads conversations. It is not safe for concurrent use.
 type Reader struct {
 	seed maphash.Seed
-	// found is the scratch space of the span being read.
-	found found
+	// found is what the span being read holds; scratch the readings' working space.
+	found   found
+	scratch scratch
 }
 
 // NewReader returns a Reader.
@@ -145,8 +145,13 @@ func (rd *Reader) readSpan(c *Conversation, t *grouping.Tree, node int32, full, 
 	f.requests, f.responses = f.requests[:0], f.responses[:0]
 	flat := false
 	for k, v := range span.Attributes().All() {
-		if IsFlattened(k) {
+		// Most attributes are no JSON container: the first byte says so, before the key
+		// is read (a flattened message's field is a plain value under a numbered key).
+		if hasDigit(k) && IsFlattened(k) {
 			flat = true
+			continue
+		}
+		if !jsonContainer(v) {
 			continue
 		}
 		input := isInputKey(k)
@@ -154,9 +159,7 @@ func (rd *Reader) readSpan(c *Conversation, t *grouping.Tree, node int32, full, 
 			// A skim reads no input (its requests are history, its responses unread) and
 			// spares scanning what is most often a trace's longest string: a JSON
 			// container says the span may hold messages, which is all triage asks.
-			if jsonContainer(v) {
-				holds, hasInput = true, true
-			}
+			holds, hasInput = true, true
 			continue
 		}
 		s, ok := messageText(v)
@@ -166,8 +169,8 @@ func (rd *Reader) readSpan(c *Conversation, t *grouping.Tree, node int32, full, 
 		holds = true
 		hasInput = hasInput || input
 		before := len(f.requests) + len(f.responses)
-		r := reading{full: full, requests: !input, found: f}
-		r.walk(gjson.Parse(s), lastSegment(k), false, 0)
+		r := reading{full: full, requests: !input, found: f, scratch: &rd.scratch}
+		r.walkAt(s, skipWS(s, 0), lastSegment(k), false, 0)
 		if full && len(f.requests)+len(f.responses) > before {
 			if c.MessageKeys == nil {
 				c.MessageKeys = map[int32][]string{}
@@ -182,11 +185,12 @@ func (rd *Reader) readSpan(c *Conversation, t *grouping.Tree, node int32, full, 
 	for _, ev := range span.Events().All() {
 		evInput := isInputEvent(ev.Name())
 		for k, v := range ev.Attributes().All() {
+			if !jsonContainer(v) {
+				continue
+			}
 			input := evInput || isInputKey(k)
 			if input && !full {
-				if jsonContainer(v) {
-					holds, hasInput = true, true
-				}
+				holds, hasInput = true, true
 				continue
 			}
 			s, ok := messageText(v)
@@ -195,8 +199,8 @@ func (rd *Reader) readSpan(c *Conversation, t *grouping.Tree, node int32, full, 
 			}
 			holds = true
 			hasInput = hasInput || input
-			r := reading{full: full, requests: !input, found: f}
-			r.walk(gjson.Parse(s), lastSegment(k), false, 0)
+			r := reading{full: full, requests: !input, found: f, scratch: &rd.scratch}
+			r.walkAt(s, skipWS(s, 0), lastSegment(k), false, 0)
 		}
 	}
 	rd.take(c, node)
@@ -210,8 +214,8 @@ func (rd *Reader) readInputRequests(c *Conversation, t *grouping.Tree, node int3
 	f.requests, f.responses = f.requests[:0], f.responses[:0]
 	read := func(k string, v pcommon.Value, evInput bool) {
 		if s, ok := messageText(v); ok && (evInput || isInputKey(k)) {
-			r := reading{full: full, requests: true, found: f}
-			r.walk(gjson.Parse(s), lastSegment(k), false, 0)
+			r := reading{full: full, requests: true, found: f, scratch: &rd.scratch}
+			r.walkAt(s, skipWS(s, 0), lastSegment(k), false, 0)
 		}
 	}
 	for k, v := range span.Attributes().All() {
@@ -292,7 +296,7 @@ func dropIDLessCopies(reqs []Request) []Request {
 // it) fingerprint alike unless their members are ordered differently.
 func (rd *Reader) print(tool, raw string) uint64 {
 	if len(raw) > 0 && raw[0] == '"' {
-		raw = gjson.Parse(raw).Str
+		raw = parseJSON(raw).text()
 	}
 	var h maphash.Hash
 	h.SetSeed(rd.seed)
@@ -488,11 +492,26 @@ var inputWords = [...]string{"input", "prompt", "request", "history"}
 
 func isInputKey(k string) bool {
 	for _, w := range inputWords {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	// The same words capitalised (llm.inputMessages, ai.Prompt): rarer, looked for only
+	// where the key holds a capital letter.
+	if strings.IndexFunc(k, func(r rune) bool { return r >= 'A' && r <= 'Z' }) < 0 {
+		return false
+	}
+	for _, w := range inputWords {
 		if containsFold(k, w) {
 			return true
 		}
 	}
 	return false
+}
+
+// hasDigit reports a key that may number a flattened list's element.
+func hasDigit(k string) bool {
+	return strings.IndexAny(k, "0123456789") >= 0
 }
 
 // isInputEvent reports an event recording the model's input: the OTel GenAI per-message
@@ -539,16 +558,16 @@ func (rd *Reader) readOffers(c *Conversation, t *grouping.Tree, skip []bool) {
 			if !ok {
 				continue
 			}
-			doc := gjson.Parse(s)
-			if toolKey && doc.IsArray() {
-				doc.ForEach(func(_, el gjson.Result) bool {
-					if el.Type == gjson.String && !looksLikeMessages(el.Str) && toolName(el.Str) {
-						f.offers = append(f.offers, el.Str)
+			doc := parseJSON(s)
+			if toolKey && doc.isArray() {
+				doc.each(func(_ string, el value) bool {
+					if el.kind == kindString && toolName(el.text()) {
+						f.offers = append(f.offers, el.text())
 					}
 					return true
 				})
 			}
-			r := reading{full: true, found: f}
+			r := reading{full: true, found: f, scratch: &rd.scratch}
 			r.walk(doc, lastSegment(k), false, 0)
 		}
 	}
@@ -599,8 +618,8 @@ func (rd *Reader) MessageKeys(span ptrace.Span) []string {
 			continue
 		}
 		f.requests, f.responses = f.requests[:0], f.responses[:0]
-		r := reading{full: true, requests: true, found: f}
-		r.walk(gjson.Parse(s), lastSegment(k), false, 0)
+		r := reading{full: true, requests: true, found: f, scratch: &rd.scratch}
+		r.walk(parseJSON(s), lastSegment(k), false, 0)
 		if len(f.requests)+len(f.responses) > 0 {
 			keys = append(keys, k)
 		}

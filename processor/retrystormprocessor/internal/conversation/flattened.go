@@ -3,10 +3,8 @@ package conversation
 import (
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/messages"
@@ -43,28 +41,55 @@ type flatField struct {
 }
 
 // splitFlattened splits k at its first numeric segment and, after it, a tool_calls list's
-// number; ok is false for a key of no message.
+// number; ok is false for a key of no message. It reads the key in place: this runs for
+// every attribute of a span that holds flattened messages.
 func splitFlattened(k string) (flatField, bool) {
-	segs := strings.Split(k, ".")
 	f := flatField{msg: -1, call: -1}
-	for i, s := range segs {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			continue
+	prev := ""
+	for i := 0; i <= len(k); {
+		j := strings.IndexByte(k[i:], '.')
+		if j < 0 {
+			j = len(k) - i
 		}
-		if f.msg < 0 {
-			f.prefix, f.msg = strings.Join(segs[:i], "."), n
-			continue
+		seg := k[i : i+j]
+		if n, ok := segmentNumber(seg); ok {
+			switch {
+			case f.msg < 0:
+				if i == 0 {
+					return f, false
+				}
+				f.prefix, f.msg = k[:i-1], n
+			case f.call < 0 && (prev == "tool_calls" || prev == "toolCalls"):
+				f.call = n
+			}
 		}
-		if i > 0 && (segs[i-1] == "tool_calls" || segs[i-1] == "toolCalls") && f.call < 0 {
-			f.call = n
+		prev = seg
+		if i+j >= len(k) {
+			f.field = seg
+			break
 		}
+		i += j + 1
 	}
 	if f.msg < 0 || f.prefix == "" {
 		return f, false
 	}
-	f.field = segs[len(segs)-1]
 	return f, true
+}
+
+// segmentNumber reads a key segment made of digits alone.
+func segmentNumber(seg string) (int, bool) {
+	if seg == "" || len(seg) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // flatMessage gathers the fields of one flattened message and of its tool calls.
@@ -98,7 +123,7 @@ func (rd *Reader) readFlattened(attrs pcommon.Map, full bool, f *found) (holds, 
 		if full && messages.IsToolRole(strings.ToLower(m.role)) && m.callID != "" {
 			content := m.content
 			f.responses = append(f.responses, Response{CallID: cleanID(m.callID), Tool: m.name, Content: content,
-				HasContent: m.hasContent, Failed: responseFailed(gjson.Parse(content))})
+				HasContent: m.hasContent, Failed: responseFailed(parseJSON(content))})
 		}
 	}
 	return holds, hasInput
@@ -135,7 +160,8 @@ func sortedKeys(msgs map[flatKey]*flatMessage) []flatKey {
 func gatherFlattened(attrs pcommon.Map, full bool) map[flatKey]*flatMessage {
 	var msgs map[flatKey]*flatMessage
 	for k, v := range attrs.All() {
-		if !IsFlattened(k) || !full && !strings.Contains(k, "ool") {
+		// A skim reads requests, from outputs only: the inputs' fields are not gathered.
+		if !IsFlattened(k) || !full && (!strings.Contains(k, "ool") || isInputKey(k)) {
 			continue
 		}
 		ff, ok := splitFlattened(k)

@@ -3,8 +3,6 @@ package conversation
 import (
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/messages"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
@@ -20,6 +18,14 @@ type reading struct {
 	// requests is false where the attribute is the model's input: its requests are history.
 	requests bool
 	found    *found
+	scratch  *scratch
+}
+
+// scratch is the readings' working space, kept by the Reader between them.
+type scratch struct {
+	// drops and wrapped are, by depth, an object's dropped extents and a wrapped object.
+	drops   [][]dropped
+	wrapped []objectMembers
 }
 
 // found is what the walks of one span found.
@@ -30,80 +36,262 @@ type found struct {
 }
 
 // walk reads v, the value of member parentKey (an element of its array when inList).
-func (r *reading) walk(v gjson.Result, parentKey string, inList bool, depth int) {
-	if depth > maxDepth {
-		return
-	}
-	switch {
-	case v.IsArray():
-		v.ForEach(func(_, el gjson.Result) bool {
-			r.walk(el, parentKey, true, depth+1)
-			return true
-		})
-	case v.IsObject():
-		r.object(v, parentKey, inList, depth)
-	case v.Type == gjson.String:
-		// JSON held in a JSON string: LangChain's serialised messages, Vercel's inputs.
-		if s := v.Str; looksLikeMessages(s) {
-			r.walk(gjson.Parse(s), parentKey, inList, depth+1)
-		}
+func (r *reading) walk(v value, parentKey string, inList bool, depth int) {
+	if v.kind != kindNone {
+		r.walkAt(v.s, v.start, parentKey, inList, depth)
 	}
 }
 
-// object reads one object: a tool call, a tool response, a tool definition, or a
-// container of them.
-func (r *reading) object(v gjson.Result, parentKey string, inList bool, depth int) {
-	var f messages.Facts
-	var o objectMembers
-	v.ForEach(func(k, m gjson.Result) bool {
-		key := k.Str
-		f.Note(key)
-		if m.Type == gjson.String && (key == "type" || key == "role") {
-			f.NoteString(key, m.Str)
+// walkAt reads the value at s[i] and returns where it ends: one pass over the document,
+// each container read as it is met, so no byte is scanned twice.
+func (r *reading) walkAt(s string, i int, parentKey string, inList bool, depth int) (end int, ok bool) {
+	if i >= len(s) {
+		return 0, false
+	}
+	if depth > maxDepth {
+		end, _, _, ok = scanValue(s, i)
+		return end, ok
+	}
+	switch s[i] {
+	case '{':
+		end, _, ok = r.object(s, i, parentKey, inList, depth)
+		return end, ok
+	case '[':
+		j := skipWS(s, i+1)
+		if j < len(s) && s[j] == ']' {
+			return j + 1, true
 		}
-		o.note(key, m)
-		return true
-	})
-	part := messages.Classify(&f, parentKey, inList)
-	consumed := ""
+		for j < len(s) {
+			if j, ok = r.walkAt(s, j, parentKey, true, depth+1); !ok {
+				return 0, false
+			}
+			if j = skipWS(s, j); j >= len(s) {
+				return 0, false
+			}
+			switch s[j] {
+			case ']':
+				return j + 1, true
+			case ',':
+				j = skipWS(s, j+1)
+				continue
+			}
+			return 0, false
+		}
+		return 0, false
+	case '"':
+		end, esc, ok := scanString(s, i)
+		if !ok {
+			return 0, false
+		}
+		// JSON held in a JSON string: LangChain's serialised messages, Vercel's inputs. The
+		// escaped text names a tool as the decoded one does: decode only those.
+		if raw := s[i:end]; len(raw) > 9 && holdsToolWord(raw) {
+			if text := (value{s: s, start: i, end: end, kind: kindString, esc: esc}).text(); looksLikeMessages(text) {
+				r.walkAt(text, skipWS(text, 0), parentKey, inList, depth+1)
+			}
+		}
+		return end, true
+	}
+	end, _, _, ok = scanValue(s, i)
+	return end, ok
+}
+
+// found marks where a member's reading left r.found, to drop what a payload member held.
+type mark struct{ requests, responses, offers int }
+
+func (r *reading) mark() mark {
+	return mark{len(r.found.requests), len(r.found.responses), len(r.found.offers)}
+}
+
+// object reads one object at s[i]: a tool call, a tool response, a tool definition, or a
+// container of them, its members read in one pass. What a member holds is read as it
+// is met; once the object's members say what it is, what its payload members held (a
+// call's arguments, a response's content: payload, not conversation) is dropped. It
+// returns the object's end and what its members say.
+func (r *reading) object(s string, i int, parentKey string, inList bool, depth int) (end int, o objectMembers, ok bool) {
+	var f messages.Facts
+	start := r.mark()
+	drops := r.dropsAt(depth)
+	j := skipWS(s, i+1)
+	if j < len(s) && s[j] == '}' {
+		end = j + 1
+		r.finish(&o, &f, parentKey, inList, start, drops)
+		return end, o, true
+	}
+	for j < len(s) {
+		if s[j] != '"' {
+			return 0, o, false
+		}
+		kend, kesc, ok := scanString(s, j)
+		if !ok {
+			return 0, o, false
+		}
+		key := s[j+1 : kend-1]
+		if kesc {
+			key = unescape(key)
+		}
+		if j = skipWS(s, kend); j >= len(s) || s[j] != ':' {
+			return 0, o, false
+		}
+		vstart := skipWS(s, j+1)
+		if vstart >= len(s) {
+			return 0, o, false
+		}
+		f.Note(key)
+		before := r.mark()
+		var v value
+		if c := s[vstart]; (c == '{') && messages.RoleOf(key)&(messages.CallWrapperKey|messages.ResultWrapperKey) != 0 && o.wrapped == nil {
+			// The call or response a member wraps (OpenAI's function, Gemini's
+			// functionCall) is read once, for itself and for this object.
+			vend, w, ok := r.object(s, vstart, key, false, depth+1)
+			if !ok {
+				return 0, o, false
+			}
+			v = value{s: s, start: vstart, end: vend, kind: kindObject}
+			// Kept for this object's finish, in the slot of the depth below: a sibling read
+			// later writes the slot of its own children.
+			slot := r.wrappedAt(depth + 1)
+			*slot = w
+			o.wrapped, o.wrappedKey = slot, key
+		} else {
+			vend, ok := r.walkAt(s, vstart, key, false, depth+1)
+			if !ok {
+				return 0, o, false
+			}
+			v = valueAt(s, vstart, vend)
+		}
+		if v.kind == kindString && (key == "type" || key == "role") {
+			f.NoteString(key, v.text())
+		}
+		o.note(key, v)
+		if after := r.mark(); after != before {
+			drops = append(drops, dropped{key: key, from: before, to: after})
+		}
+		if j = skipWS(s, v.end); j >= len(s) {
+			return 0, o, false
+		}
+		if s[j] == '}' {
+			end = j + 1
+			break
+		}
+		if s[j] != ',' {
+			return 0, o, false
+		}
+		j = skipWS(s, j+1)
+	}
+	if end == 0 {
+		return 0, o, false
+	}
+	r.finish(&o, &f, parentKey, inList, start, drops)
+	clear(drops)
+	r.scratch.drops[min(depth, maxDepth+1)] = drops[:0]
+	if o.wrapped != nil {
+		// The slot holds no document past its reading; the caller reads o's own members.
+		*o.wrapped = objectMembers{}
+		o.wrapped = nil
+	}
+	return end, o, true
+}
+
+// dropsAt is the scratch list of dropped extents of the object read at depth.
+func (r *reading) dropsAt(depth int) []dropped {
+	sc := r.scratch
+	if sc.drops == nil {
+		sc.drops = make([][]dropped, maxDepth+2)
+		sc.wrapped = make([]objectMembers, maxDepth+3)
+	}
+	return sc.drops[min(depth, maxDepth+1)][:0]
+}
+
+// wrappedAt is the scratch slot of a wrapped object read at depth.
+func (r *reading) wrappedAt(depth int) *objectMembers {
+	r.dropsAt(0) // allocates the scratch space once
+	return &r.scratch.wrapped[min(depth, maxDepth+2)]
+}
+
+// dropped is what one member's reading added to r.found, between two marks.
+type dropped struct {
+	key      string
+	from, to mark
+}
+
+// valueAt is the value s[start:end] the walk just read.
+func valueAt(s string, start, end int) value {
+	v := value{s: s, start: start, end: end}
+	switch c := s[start]; {
+	case c == '{':
+		v.kind = kindObject
+	case c == '[':
+		v.kind = kindArray
+	case c == '"':
+		v.kind = kindString
+		v.esc = strings.IndexByte(s[start+1:end-1], '\\') >= 0
+	case c == 't':
+		v.kind = kindTrue
+	case c == 'f':
+		v.kind = kindFalse
+	case c == 'n':
+		v.kind = kindNull
+	default:
+		v.kind = kindNumber
+	}
+	return v
+}
+
+// finish says what the object read is, drops what its payload members held, and records
+// it: a call, a response, a definition.
+func (r *reading) finish(o *objectMembers, f *messages.Facts, parentKey string, inList bool, start mark, drops []dropped) {
+	part := messages.Classify(f, parentKey, inList)
 	switch part {
 	case messages.Call:
-		consumed = r.call(&o, parentKey)
+		consumed := r.call(o, parentKey, start, drops)
 		// OpenAI lists an offered tool as {"type":"function","function":{name, parameters}}:
 		// under a call's wrapping member, a definition.
 		if r.full && o.name != "" && o.schema && !o.hasArgs {
 			r.found.offers = append(r.found.offers, o.name)
 		}
+		_ = consumed
 	case messages.Result, messages.ToolMessage:
 		// What a tool returned is payload, not conversation: a sub-agent's messages
 		// inside it are not this model's requests. A tool message that names no call is
-		// made of parts that do (Vercel's tool-result parts): those are read.
+		// made of parts that do (Vercel's tool-result parts): those stay.
 		if o.responseID != "" || o.name != "" || part == messages.Result {
+			r.truncate(start)
 			if r.full {
-				r.response(&o)
+				r.response(o)
 			}
-			return
 		}
 	default:
 		if r.full && o.name != "" && o.schema {
 			r.found.offers = append(r.found.offers, o.name)
 		}
 	}
-	v.ForEach(func(k, m gjson.Result) bool {
-		key := k.Str
-		if key == consumed || part == messages.Call && messages.RoleOf(key)&messages.ArgKey != 0 {
-			return true
+}
+
+// truncate forgets what was found since m.
+func (r *reading) truncate(m mark) {
+	r.found.requests = r.found.requests[:m.requests]
+	r.found.responses = r.found.responses[:m.responses]
+	r.found.offers = r.found.offers[:m.offers]
+}
+
+// dropMembers forgets what the members keep says to drop held, the latest first.
+func (r *reading) dropMembers(drops []dropped, drop func(key string) bool) {
+	for k := len(drops) - 1; k >= 0; k-- {
+		d := drops[k]
+		if !drop(d.key) {
+			continue
 		}
-		if m.IsObject() || m.IsArray() || m.Type == gjson.String && len(m.Str) > 1 {
-			r.walk(m, key, false, depth+1)
-		}
-		return true
-	})
+		f := r.found
+		f.requests = append(f.requests[:d.from.requests], f.requests[d.to.requests:]...)
+		f.responses = append(f.responses[:d.from.responses], f.responses[d.to.responses:]...)
+		f.offers = append(f.offers[:d.from.offers], f.offers[d.to.offers:]...)
+	}
 }
 
 // call records the tool call o, merged with the call object it wraps (OpenAI's
 // {id, function: {name, arguments}}), and returns the wrapping member read with it.
-func (r *reading) call(o *objectMembers, parentKey string) (consumed string) {
+func (r *reading) call(o *objectMembers, parentKey string, start mark, drops []dropped) (consumed string) {
 	id, name, args, hasArgs := o.callID, o.name, o.args, o.hasArgs
 	if o.wrapped != nil {
 		w := o.wrapped
@@ -121,15 +309,19 @@ func (r *reading) call(o *objectMembers, parentKey string) (consumed string) {
 	// A definition under a "function" member ({name, description, parameters}) is no call:
 	// a call carries its arguments, an id, or sits under a member that names calls alone.
 	wrapperOnly := parentKey == "functionCall" || parentKey == "toolUse" || parentKey == "tool_use" || parentKey == "function_call" || parentKey == "toolRequest"
+	// The arguments are payload; the wrapped call is this one, recorded below merged.
+	r.dropMembers(drops, func(key string) bool {
+		return key == consumed || messages.RoleOf(key)&messages.ArgKey != 0
+	})
 	if name == "" || !hasArgs && id == "" && (!wrapperOnly || o.schema) {
 		return consumed
 	}
 	if !r.requests {
 		return consumed
 	}
-	req := Request{CallID: cleanID(id), Tool: name, HasArgs: hasArgs, argsRaw: args.Raw}
+	req := Request{CallID: cleanID(id), Tool: name, HasArgs: hasArgs, argsRaw: args.raw()}
 	if r.full && hasArgs {
-		req.Args = raw(args)
+		req.Args = textOf(args)
 	}
 	r.found.requests = append(r.found.requests, req)
 	return consumed
@@ -139,7 +331,7 @@ func (r *reading) call(o *objectMembers, parentKey string) (consumed string) {
 func (r *reading) response(o *objectMembers) {
 	id, name := o.responseID, o.name
 	content, has := o.content, o.hasContent
-	failed := o.failed
+	failed := o.failed || o.errorMember
 	if o.wrapped != nil {
 		w := o.wrapped
 		if id == "" {
@@ -151,34 +343,37 @@ func (r *reading) response(o *objectMembers) {
 		if !has {
 			content, has = w.content, w.hasContent
 		}
-		failed = failed || w.failed
+		failed = failed || w.failed || w.errorMember
 	}
 	if id == "" && name == "" {
 		return
 	}
+	text := ""
 	if has {
-		content = typedOutputValue(content)
+		failed = failed || responseFailed(content)
+		text = typedOutputValue(textOf(content))
 	}
-	r.found.responses = append(r.found.responses, Response{CallID: cleanID(id), Tool: name, Content: content, HasContent: has, Failed: failed})
+	r.found.responses = append(r.found.responses, Response{CallID: cleanID(id), Tool: name, Content: text, HasContent: has, Failed: failed})
 }
 
 // objectMembers are the members of one object that say what a call or response is.
 type objectMembers struct {
 	callID, responseID, name string
-	// args is the arguments' value; content is raw JSON (a JSON string's text).
-	args                gjson.Result
-	content             string
+	// args and content are the arguments' and the content's values.
+	args                value
+	content             value
 	hasArgs, hasContent bool
 	// schema: a member describing parameters, as a tool definition has.
 	schema bool
-	failed bool
+	// failed: a member says the call failed; errorMember: the content is an error member.
+	failed, errorMember bool
 	// wrapped is the call or response object under a wrapping member (function,
 	// functionCall, functionResponse, toolUse, toolResult), read with it.
 	wrapped    *objectMembers
 	wrappedKey string
 }
 
-func (o *objectMembers) note(key string, m gjson.Result) {
+func (o *objectMembers) note(key string, m value) {
 	switch key {
 	case "call_id":
 		// OpenAI Responses: id is the item's, call_id the call's.
@@ -189,29 +384,31 @@ func (o *objectMembers) note(key string, m gjson.Result) {
 		return
 	case "id", "ref":
 		// Genkit names a call by its ref.
-		if o.callID == "" && m.Type == gjson.String {
-			o.callID = m.Str
-		}
-		if o.responseID == "" && m.Type == gjson.String {
-			o.responseID = m.Str
+		if m.kind == kindString {
+			if o.callID == "" {
+				o.callID = m.text()
+			}
+			if o.responseID == "" {
+				o.responseID = m.text()
+			}
 		}
 		return
 	case "name", "toolName", "tool_name":
-		if m.Type == gjson.String && o.name == "" {
-			o.name = strings.TrimSpace(m.Str)
+		if m.kind == kindString && o.name == "" {
+			o.name = strings.TrimSpace(m.text())
 		}
 		return
 	case "parameters", "input_schema", "inputSchema", "parametersJsonSchema", "json_schema", "schema":
 		o.schema = true
 		return
 	case "isError", "is_error":
-		o.failed = o.failed || m.Type == gjson.True || m.Type == gjson.String && strings.EqualFold(m.Str, "true")
+		o.failed = o.failed || m.kind == kindTrue || m.kind == kindString && strings.EqualFold(m.text(), "true")
 		return
 	case "status":
-		o.failed = o.failed || m.Type == gjson.String && isFailureWord(m.Str)
+		o.failed = o.failed || m.kind == kindString && isFailureWord(m.text())
 		return
 	case "type":
-		if m.Type == gjson.String && strings.EqualFold(m.Str, "tool-error") {
+		if m.kind == kindString && strings.EqualFold(m.text(), "tool-error") {
 			o.failed = true
 		}
 		return
@@ -220,42 +417,39 @@ func (o *objectMembers) note(key string, m gjson.Result) {
 	case r&messages.ArgKey != 0 && !o.hasArgs:
 		o.args, o.hasArgs = m, true
 	case r&messages.ResultKey != 0 && !o.hasContent:
-		o.content, o.hasContent = raw(m), true
-		o.failed = o.failed || key == "error" && m.Type != gjson.Null || responseFailed(m)
-	case r&(messages.CallWrapperKey|messages.ResultWrapperKey) != 0 && m.IsObject() && o.wrapped == nil:
-		w := &objectMembers{}
-		m.ForEach(func(k, v gjson.Result) bool {
-			w.note(k.Str, v)
-			return true
-		})
-		o.wrapped, o.wrappedKey = w, key
+		o.content, o.hasContent = m, true
+		o.errorMember = key == "error" && m.kind != kindNull
 	}
 }
 
 // responseFailed reports a response value that says the tool failed: an MCP result with
 // isError, the Vercel AI SDK's typed error output ({"type":"error-text",…}), or a Gemini
 // function response {"error": …} (the Gemini API's convention for a function's failure).
-func responseFailed(m gjson.Result) bool {
-	if m.Type == gjson.String && looksLikeMessages(m.Str) {
-		m = gjson.Parse(m.Str)
+func responseFailed(m value) bool {
+	if m.kind == kindString {
+		if raw := m.raw(); !strings.Contains(raw, "rror") {
+			return false // no isError, is_error, error member or error- type to find
+		}
+		s := m.text()
+		m = parseJSON(s)
 	}
-	if !m.IsObject() {
+	if m.kind != kindObject {
 		return false
 	}
 	failed := false
 	members := 0
 	hasError := false
-	m.ForEach(func(k, v gjson.Result) bool {
+	m.each(func(k string, v value) bool {
 		members++
-		switch k.Str {
+		switch k {
 		case "isError", "is_error":
-			failed = failed || v.Type == gjson.True
+			failed = failed || v.kind == kindTrue
 		case "type":
-			failed = failed || v.Type == gjson.String && strings.HasPrefix(v.Str, "error-")
+			failed = failed || v.kind == kindString && strings.HasPrefix(v.text(), "error-")
 		case "error":
-			hasError = v.Type != gjson.Null && v.Type != gjson.False
+			hasError = v.kind != kindNull && v.kind != kindFalse
 		case "result", "response", "output":
-			failed = failed || v.IsObject() && v.Get("isError").Type == gjson.True
+			failed = failed || v.kind == kindObject && v.get("isError").kind == kindTrue
 		}
 		return true
 	})
@@ -268,17 +462,23 @@ func typedOutputValue(content string) string {
 	if len(content) == 0 || content[0] != '{' {
 		return content
 	}
-	doc := gjson.Parse(content)
-	t, v := doc.Get("type"), doc.Get("value")
-	if t.Type != gjson.String || !messages.TypedOutputTypes[t.Str] || !v.Exists() {
-		return content
-	}
+	doc := parseJSON(content)
+	var t, v value
 	n := 0
-	doc.ForEach(func(_, _ gjson.Result) bool { n++; return n <= 2 })
-	if n != 2 {
+	doc.each(func(k string, el value) bool {
+		n++
+		switch k {
+		case "type":
+			t = el
+		case "value":
+			v = el
+		}
+		return n <= 2
+	})
+	if n != 2 || t.kind != kindString || !messages.TypedOutputTypes[t.text()] || !v.exists() {
 		return content
 	}
-	return raw(v)
+	return textOf(v)
 }
 
 func isFailureWord(s string) bool {
@@ -289,20 +489,20 @@ func isFailureWord(s string) bool {
 	return false
 }
 
-// raw is a member's value as JSON text, a string's own text.
-func raw(m gjson.Result) string {
-	if m.Type == gjson.String {
-		return m.Str
+// textOf is a member's value as JSON text, a string's own text.
+func textOf(m value) string {
+	if m.kind == kindString {
+		return m.text()
 	}
-	return m.Raw
+	return m.raw()
 }
 
-func str(m gjson.Result) string {
-	if m.Type == gjson.String {
-		return m.Str
-	}
-	if m.Type == gjson.Number {
-		return m.Raw
+func str(m value) string {
+	switch m.kind {
+	case kindString:
+		return m.text()
+	case kindNumber:
+		return m.raw()
 	}
 	return ""
 }
