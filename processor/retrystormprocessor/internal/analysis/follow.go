@@ -178,7 +178,7 @@ func (an *Analyzer) subAttempts(t *grouping.Tree, conv *conversation.Conversatio
 		if e.CallID == "" {
 			continue
 		}
-		for _, d := range descendantsCarrying(t, e.Node, e.CallID, isTool, conv.Speakers) {
+		for _, d := range descendantsCarrying(t, e.Node, e.CallID, isTool, conv) {
 			isTool[d] = true
 			told, ok := f.told[e.Node]
 			if !ok {
@@ -192,7 +192,7 @@ func (an *Analyzer) subAttempts(t *grouping.Tree, conv *conversation.Conversatio
 // descendantsCarrying lists the spans below root, not crossing other tool spans, that
 // carry id whole as an attribute value of their own, HTTP sends and speakers (the model
 // spans requests were read from) aside. The walk is bounded by the span count.
-func descendantsCarrying(t *grouping.Tree, root int32, id string, isTool []bool, speakers map[int32]bool) []int32 {
+func descendantsCarrying(t *grouping.Tree, root int32, id string, isTool []bool, conv *conversation.Conversation) []int32 {
 	var out []int32
 	stack := append([]int32(nil), t.Children(root)...)
 	for steps := 0; len(stack) > 0 && steps < len(t.Nodes); steps++ {
@@ -202,7 +202,7 @@ func descendantsCarrying(t *grouping.Tree, root int32, id string, isTool []bool,
 			continue
 		}
 		span := t.Nodes[i].Span
-		if !toolspan.IsTransport(span) && !speakers[i] && carries(span, id) {
+		if !toolspan.IsTransport(span) && !conv.Speaker(i) && carries(span, id) {
 			out = append(out, i)
 		}
 		stack = append(stack, t.Children(i)...)

@@ -59,14 +59,19 @@ type Conversation struct {
 	// Offers are the tools the model was offered, read in full mode when no request was
 	// found (content capture off): the names, each once.
 	Offers []string
-	// Speakers marks the spans requests were read from: model and agent spans, which
-	// executed no tool themselves.
-	Speakers map[int32]bool
+	// speakers marks, by node, the spans requests were read from.
+	speakers []bool
 	// MessageSpans counts the spans holding a message structure that names a tool.
 	MessageSpans int
 	// MessageKeys are, by span, the attributes a request or a response was read from, in
 	// full mode: message structures, wherever an SDK put them, for redaction to rewrite.
 	MessageKeys map[int32][]string
+}
+
+// Speaker reports a span requests were read from: a model or agent span, which executed
+// no tool itself.
+func (c *Conversation) Speaker(node int32) bool {
+	return int(node) < len(c.speakers) && c.speakers[node]
 }
 
 // Response returns the response to call id, if the conversation holds one.
@@ -88,6 +93,23 @@ type Reader struct {
 	// found is what the span being read holds; scratch the readings' working space.
 	found   found
 	scratch scratch
+	// skim is the conversation a skim returns, reused by the next; dedup the maps of
+	// deduplication, cleared between uses.
+	skim  Conversation
+	dedup dedupScratch
+}
+
+type dedupScratch struct {
+	byID    map[string]int
+	byPrint map[uint64][]int
+	nth     map[occurrence]int
+	withID  map[uint64][]int
+}
+
+// occurrence is the k-th id-less request of one print in one span.
+type occurrence struct {
+	print uint64
+	node  int32
 }
 
 // NewReader returns a Reader.
@@ -106,10 +128,22 @@ const (
 
 // Read reads the conversation of t's spans, passing over the spans skip marks (nil: none).
 // Requests are read where a model's output records them; only in a trace where no output
-// holds one (an SDK that records the model's input alone) from its inputs.
+// holds one (an SDK that records the model's input alone) from its inputs. A skim's
+// Conversation is the Reader's own, valid until its next Read: triage reads it and
+// forgets it, and a skim of every trace allocates nothing once the Reader has grown.
 func (rd *Reader) Read(t *grouping.Tree, skip []bool, mode Mode) *Conversation {
-	c := &Conversation{}
 	full := mode == Full
+	c := &Conversation{}
+	if !full {
+		c = &rd.skim
+		*c = Conversation{Requests: c.Requests[:0], Responses: c.Responses[:0], Offers: c.Offers[:0], speakers: c.speakers}
+	}
+	if n := len(t.Nodes); cap(c.speakers) >= n {
+		c.speakers = c.speakers[:n]
+		clear(c.speakers)
+	} else {
+		c.speakers = make([]bool, n)
+	}
 	var inputs []int32 // spans with message structures read as input
 	for i := range t.Nodes {
 		if skip != nil && skip[i] {
@@ -162,15 +196,15 @@ func (rd *Reader) readSpan(c *Conversation, t *grouping.Tree, node int32, full, 
 			holds, hasInput = true, true
 			continue
 		}
-		s, ok := messageText(v)
-		if !ok {
-			continue
-		}
-		holds = true
+		// The walk itself says whether the container holds a message structure naming a
+		// tool: its text is not scanned for tool words first.
+		s := containerText(v)
+		parts := f.parts
 		hasInput = hasInput || input
 		before := len(f.requests) + len(f.responses)
 		r := reading{full: full, requests: !input, found: f, scratch: &rd.scratch}
 		r.walkAt(s, skipWS(s, 0), lastSegment(k), false, 0)
+		holds = holds || f.parts > parts
 		if full && len(f.requests)+len(f.responses) > before {
 			if c.MessageKeys == nil {
 				c.MessageKeys = map[int32][]string{}
@@ -193,14 +227,12 @@ func (rd *Reader) readSpan(c *Conversation, t *grouping.Tree, node int32, full, 
 				holds, hasInput = true, true
 				continue
 			}
-			s, ok := messageText(v)
-			if !ok {
-				continue
-			}
-			holds = true
+			s := containerText(v)
+			parts := f.parts
 			hasInput = hasInput || input
 			r := reading{full: full, requests: !input, found: f, scratch: &rd.scratch}
 			r.walkAt(s, skipWS(s, 0), lastSegment(k), false, 0)
+			holds = holds || f.parts > parts
 		}
 	}
 	rd.take(c, node)
@@ -247,10 +279,7 @@ func (rd *Reader) take(c *Conversation, node int32) {
 			r.print = rd.print(r.Tool, r.argsRaw)
 		}
 		c.Requests = append(c.Requests, r)
-		if c.Speakers == nil {
-			c.Speakers = map[int32]bool{}
-		}
-		c.Speakers[node] = true
+		c.speakers[node] = true
 	}
 	for _, r := range f.responses {
 		r.Node = node
@@ -338,15 +367,15 @@ func (c *Conversation) dedup(t *grouping.Tree, rd *Reader) {
 }
 
 func dedupRequests(reqs []Request, earlier func(a, b int32) bool, rd *Reader) []Request {
-	byID := map[string]int{}
-	byPrint := map[uint64][]int{}
-	// For an id-less request, the k-th occurrence in one span is the k-th request.
-	type occurrence struct {
-		print uint64
-		node  int32
+	sc := &rd.dedup
+	if sc.byID == nil {
+		sc.byID, sc.byPrint, sc.nth, sc.withID = map[string]int{}, map[uint64][]int{}, map[occurrence]int{}, map[uint64][]int{}
 	}
-	nth := map[occurrence]int{}
-	out := make([]Request, 0, len(reqs))
+	byID, byPrint, nth := sc.byID, sc.byPrint, sc.nth
+	defer func() { clear(byID); clear(byPrint); clear(nth); clear(sc.withID) }()
+	// For an id-less request, the k-th occurrence in one span is the k-th request. The
+	// kept requests are written over the list read: out never passes the request read.
+	out := reqs[:0]
 	idless := false
 	for _, r := range reqs {
 		if r.CallID != "" {
@@ -382,7 +411,7 @@ func dedupRequests(reqs []Request, earlier func(a, b int32) bool, rd *Reader) []
 		return out
 	}
 	// Id-less records of requests with an id.
-	withID := map[uint64][]int{}
+	withID := sc.withID
 	for j, r := range out {
 		if r.CallID != "" {
 			out[j].print = rd.print(r.Tool, r.argsRaw)
@@ -484,6 +513,14 @@ func messageText(v pcommon.Value) (string, bool) {
 		return s, holdsToolWord(s)
 	}
 	return "", false
+}
+
+// containerText is the JSON text of v, which jsonContainer accepted.
+func containerText(v pcommon.Value) string {
+	if v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return v.AsString()
 }
 
 // inputWords are the words of an attribute key (or event name) that say it records what
@@ -639,12 +676,21 @@ func toolName(s string) bool {
 	return s != "" && len(s) <= 128 && !strings.ContainsAny(s, " \t\n\r{}[]\"")
 }
 
-// jsonContainer reports a value that can hold a message structure: a map, a slice, or a
-// string that starts (after white space) like a JSON object or array.
+// jsonContainer reports a value that can hold a message structure: a map, a slice holding
+// one, or a string that starts (after white space) like a JSON object or array.
 func jsonContainer(v pcommon.Value) bool {
 	switch v.Type() {
-	case pcommon.ValueTypeMap, pcommon.ValueTypeSlice:
+	case pcommon.ValueTypeMap:
 		return true
+	case pcommon.ValueTypeSlice:
+		// A list of plain values (finish reasons, ids) holds no message: only a list with
+		// a container in it is read (and marshalled to be).
+		for _, e := range v.Slice().All() {
+			if jsonContainer(e) {
+				return true
+			}
+		}
+		return false
 	case pcommon.ValueTypeStr:
 		s := v.Str()
 		i := 0

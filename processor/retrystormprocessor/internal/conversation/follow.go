@@ -147,7 +147,7 @@ func Candidates(t *grouping.Tree, c *Conversation, reqs []int, isTool []bool, is
 	var out []Executor
 	for i := range t.Nodes {
 		node := int32(i)
-		if isTool[i] || c.Speakers[node] {
+		if isTool[i] || c.Speaker(node) {
 			continue
 		}
 		span := t.Nodes[i].Span

@@ -33,6 +33,10 @@ type found struct {
 	requests  []Request
 	responses []Response
 	offers    []string
+	// parts counts the tool calls, responses and definitions the walks met, recorded or
+	// not (a skim records no response, an input's requests are history): the span holds a
+	// message structure that names a tool.
+	parts int
 }
 
 // walk reads v, the value of member parentKey (an element of its array when inList).
@@ -83,9 +87,11 @@ func (r *reading) walkAt(s string, i int, parentKey string, inList bool, depth i
 		if !ok {
 			return 0, false
 		}
-		// JSON held in a JSON string: LangChain's serialised messages, Vercel's inputs. The
-		// escaped text names a tool as the decoded one does: decode only those.
-		if raw := s[i:end]; len(raw) > 9 && holdsToolWord(raw) {
+		// JSON held in a JSON string: LangChain's serialised messages, Vercel's inputs. Only
+		// a string that opens like a JSON container is looked at further (a message's text
+		// is not scanned), and the escaped text names a tool as the decoded one does:
+		// decode only those.
+		if raw := s[i:end]; len(raw) > 9 && opensContainer(raw) && holdsToolWord(raw) {
 			if text := (value{s: s, start: i, end: end, kind: kindString, esc: esc}).text(); looksLikeMessages(text) {
 				r.walkAt(text, skipWS(text, 0), parentKey, inList, depth+1)
 			}
@@ -242,6 +248,9 @@ func valueAt(s string, start, end int) value {
 // it: a call, a response, a definition.
 func (r *reading) finish(o *objectMembers, f *messages.Facts, parentKey string, inList bool, start mark, drops []dropped) {
 	part := messages.Classify(f, parentKey, inList)
+	if part != messages.Other || o.name != "" && o.schema {
+		r.found.parts++
+	}
 	switch part {
 	case messages.Call:
 		consumed := r.call(o, parentKey, start, drops)
@@ -528,6 +537,26 @@ func looksLikeMessages(s string) bool {
 		return false
 	}
 	return holdsToolWord(s[i:])
+}
+
+// opensContainer reports a JSON string literal (quotes included) whose text starts, after
+// white space (escaped or not), with '{' or '['.
+func opensContainer(raw string) bool {
+	for i := 1; i < len(raw)-1; i++ {
+		switch raw[i] {
+		case '{', '[':
+			return true
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '\\':
+			if i+1 < len(raw)-1 && (raw[i+1] == 'n' || raw[i+1] == 't' || raw[i+1] == 'r') {
+				i++
+				continue
+			}
+		}
+		return false
+	}
+	return false
 }
 
 func holdsToolWord(s string) bool {
