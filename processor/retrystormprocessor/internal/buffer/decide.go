@@ -253,12 +253,10 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.IndexedT
 		kd.payloads = s.redactKept(tr, &pt.set, known)
 	}
 	if d.Stamp {
-		stampSpans(&pt.set, d.Threshold)
+		stampSpans(&pt.set, s.policy, d.Threshold)
 	}
 	s.holdSuspects(tr, d)
-	if s.cache.Keep(pt.id, kd) {
-		s.tel.cacheEvicted(metadata.AttributeDecisionKept)
-	}
+	s.remember(pt.id, kd)
 	s.enqueue(&pt.set)
 	pt.set, pt.arrivals, pt.settled = spanSet{}, nil, nil
 }
@@ -304,25 +302,25 @@ func (s *shard) lateKept(id pcommon.TraceID, set *spanSet, spans int64, kd keptD
 		if vals := s.redactLate(set, tools, kd.payloads); vals != kd.payloads {
 			// Tool spans among the late ones brought payloads: later spans are scrubbed of them too.
 			kd.payloads = vals
-			s.cache.Keep(id, kd)
+			s.remember(id, kd)
 		}
 	}
 	if kd.stamp {
-		stampSpans(set, kd.threshold)
+		stampSpans(set, s.policy, kd.threshold)
 	}
 	s.enqueue(set)
 }
 
-// stampSpans writes the threshold into every span's tracestate. Spans sharing a tracestate
-// (the usual case) share one serialisation; a tracestate that does not parse, or that the
-// threshold would make invalid, is left as it is.
-func stampSpans(set *spanSet, th sampling.Threshold) {
+// stampSpans writes the threshold into every span's tracestate, as the policy stamps.
+// Spans sharing a tracestate (the usual case) share one serialisation; a tracestate that
+// does not parse, or that the threshold would make invalid, is left as it is.
+func stampSpans(set *spanSet, policy *decision.Policy, th sampling.Threshold) {
 	var lastIn, lastOut string
 	have := false
 	for _, span := range set.All() {
 		raw := span.TraceState().AsRaw()
 		if !have || raw != lastIn {
-			out, err := decision.Stamp(raw, th)
+			out, err := policy.Stamp(raw, th)
 			if err != nil {
 				continue
 			}

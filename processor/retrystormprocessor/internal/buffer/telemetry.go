@@ -38,6 +38,7 @@ type telemetry struct {
 	findings map[string]metric.AddOption
 	late     map[string]metric.AddOption
 	evicted  map[string]metric.AddOption
+	signalEv map[string]metric.AddOption
 	early    map[string]metric.AddOption
 	signals  map[[2]string]metric.AddOption
 	dropped  map[string]metric.AddOption
@@ -51,12 +52,18 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
+	signalReasons := make([]string, len(decision.SignalReasons))
+	for i, r := range decision.SignalReasons {
+		signalReasons[i] = string(r)
+	}
 	t := &telemetry{
 		b: b, tools: toolNames{limit: maxToolNames}, scopes: toolNames{limit: maxToolNames},
 		traces:   map[[2]string]metric.AddOption{},
 		findings: attrOptions("kind", findings.Kinds...),
-		late:     attrOptions("decision", metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped, metadata.AttributeLateDecisionProvisional),
+		late: attrOptions("decision", metadata.AttributeLateDecisionKept, metadata.AttributeLateDecisionDropped,
+			metadata.AttributeLateDecisionProvisional, metadata.AttributeLateDecisionForgotten),
 		evicted:  attrOptions("decision", metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped),
+		signalEv: attrOptions("reason", signalReasons...),
 		early:    attrOptions("cause", CauseMemoryPressure.String(), CauseTraceBytes.String(), CauseShutdown.String()),
 		signals:  map[[2]string]metric.AddOption{},
 		dropped:  attrOptions("cause", dropCauseNames[:]...),
@@ -124,6 +131,11 @@ func (t *telemetry) forwarded(n int64) {
 // cacheEvicted counts a decision the decision cache forgot to make room.
 func (t *telemetry) cacheEvicted(decision string) {
 	t.add(t.b.ProcessorRetryStormCacheEvictions, 1, t.evicted[decision])
+}
+
+// signalEvicted counts a kept signal decision the decision cache forgot, by its reason.
+func (t *telemetry) signalEvicted(reason decision.Reason) {
+	t.add(t.b.ProcessorRetryStormSignalEvictions, 1, t.signalEv[string(reason)])
 }
 
 func (t *telemetry) droppedSpans(cause DropCause, n int64) {

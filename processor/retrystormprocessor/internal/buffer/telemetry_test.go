@@ -128,7 +128,8 @@ func TestToolNameLabelsAreValidUTF8(t *testing.T) {
 }
 
 // TestDecisionCacheEvictionsAreCounted: a decision the cache forgets to make room is counted
-// by the decision it was, since a later span of that trace starts the trace over.
+// by the decision it was. A kept one leaves a mark in the dropped set (so its later spans
+// are dropped, not started over), which takes a slot there like a drop.
 func TestDecisionCacheEvictionsAreCounted(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
@@ -142,7 +143,9 @@ func TestDecisionCacheEvictionsAreCounted(t *testing.T) {
 	}
 	h.Advance(3 * time.Second)
 	assert.EqualValues(t, 2, h.Sum(metadata.MetricCacheEvictions, attribute.String("decision", "kept")))
-	assert.EqualValues(t, 2, h.Sum(metadata.MetricCacheEvictions, attribute.String("decision", "dropped")))
+	assert.EqualValues(t, 2+2, h.Sum(metadata.MetricCacheEvictions, attribute.String("decision", "dropped")),
+		"three drops and two forgotten marks in a set of one")
+	assert.EqualValues(t, 2, h.Sum(metadata.MetricSignalEvictions, attribute.String("reason", "storm")))
 }
 
 // TestBoundedCountersStartAtZero: before any span, the counters the dashboard reads by
@@ -161,7 +164,7 @@ func TestBoundedCountersStartAtZero(t *testing.T) {
 		series []string
 	}{
 		{metadata.MetricSpansReceived, []string{""}},
-		{metadata.MetricSpansDropped, []string{"cause=sampled_out", "cause=late", "cause=next_consumer_error", "cause=shutdown", "cause=unpack_error"}},
+		{metadata.MetricSpansDropped, []string{"cause=sampled_out", "cause=late", "cause=next_consumer_error", "cause=shutdown", "cause=unpack_error", "cause=forgotten"}},
 		{metadata.MetricEarlyDecisions, []string{"cause=memory_pressure", "cause=trace_bytes", "cause=shutdown"}},
 		{metadata.MetricTraces, traces},
 	} {
