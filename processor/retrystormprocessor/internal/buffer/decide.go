@@ -227,8 +227,6 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.IndexedT
 		}
 		tr = s.analyzer.AnalyzeTree(q.Tree)
 	}
-	s.tel.analysed(tr)
-	s.restAnalysed(pt, tr)
 	s.reportResolved(tr.Resolved)
 	d := restDecision(pt, s.policy.Decide(decision.Input{
 		TraceID:    pt.id,
@@ -236,12 +234,18 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.IndexedT
 		Tools:      tr.Tools,
 		TraceState: rootTraceState(tr.Tree),
 	}))
+	var held *spanSet
+	if d.Keep {
+		held = s.holdBack(pt, tr, cause) // before the part is annotated: held calls go on
+	}
+	s.tel.analysed(tr)
+	s.restAnalysed(pt, tr)
 	if !d.Keep {
 		s.holdSuspects(tr, d)
 		s.drop(pt, d, now, cause)
 		return
 	}
-	s.tel.decided(d, cause, now.Sub(pt.first))
+	s.tel.decided(d, cause, now.Sub(pt.first), pt.rest == nil)
 	st := annotate.Apply(tr, annotate.Options{Reason: string(d.Reason), Redact: s.cfg.redact})
 	s.tel.remapped(st.Remapped)
 	kd := keptDecision{provisional: decisionMark(pt, cause), reason: reasonIndex(d.Reason), stamp: d.Stamp, threshold: d.Threshold}
@@ -259,11 +263,14 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.IndexedT
 	s.remember(pt.id, kd)
 	s.enqueue(&pt.set)
 	pt.set, pt.arrivals, pt.settled = spanSet{}, nil, nil
+	if held != nil {
+		s.holdRest(pt.id, held, &provisionalRest{mark: kd.provisional, kept: &kd})
+	}
 }
 
 // drop records a decision to drop pt.
 func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause Cause) {
-	s.tel.decided(d, cause, now.Sub(pt.first))
+	s.tel.decided(d, cause, now.Sub(pt.first), pt.rest == nil)
 	if s.cache.Drop(pt.id, decisionMark(pt, cause)) {
 		s.tel.cacheEvicted(metadata.AttributeDecisionDropped)
 	}

@@ -82,7 +82,7 @@ func followedOf(tr *analysis.Trace) *redact.Followed {
 // markers of their copies are not hashed again.
 func (s *shard) hashedPayloads(b redact.ValueBuilder, tr *analysis.Trace) {
 	x := s.analyzer.Extractor()
-	for _, u := range tr.Units {
+	for _, u := range slices.Concat(tr.Units, tr.HeldUnits) {
 		for _, c := range u.Calls {
 			for _, a := range c.Attempts {
 				args, result := x.HashedTexts(&a.Attempt)

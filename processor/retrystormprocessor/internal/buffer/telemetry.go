@@ -226,13 +226,16 @@ func (t *telemetry) triaged(st *analysis.Settled) {
 	t.unseen(st.Unseen)
 }
 
-// decided records one trace decision.
-func (t *telemetry) decided(d decision.Decision, cause Cause, latency time.Duration) {
+// decided records one decision; first says it is its trace's first (not that of the rest
+// of a provisionally decided trace), which alone counts the trace.
+func (t *telemetry) decided(d decision.Decision, cause Cause, latency time.Duration, first bool) {
 	outcome := metadata.AttributeDecisionDropped
 	if d.Keep {
 		outcome = metadata.AttributeDecisionKept
 	}
-	t.add(t.b.ProcessorRetryStormTraces, 1, t.traces[[2]string{outcome, string(d.Reason)}])
+	if first {
+		t.add(t.b.ProcessorRetryStormTraces, 1, t.traces[[2]string{outcome, string(d.Reason)}])
+	}
 	if opt, early := t.early[cause.String()]; early {
 		t.add(t.b.ProcessorRetryStormEarlyDecisions, 1, opt)
 	}

@@ -134,7 +134,7 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 		{&b.ProcessorRetryStormStatusFlipCalls, MetricStatusFlipCalls, "{call}", "Calls whose attempts had more than one distinct status."},
 		{&b.ProcessorRetryStormFindings, MetricFindings, "{finding}", "Divergence findings, by kind."},
 		{&b.ProcessorRetryStormStatusRemapped, MetricStatusRemapped, "{span}", "Kept spans whose status was remapped to ERROR from an isError result or the tool's own failure report."},
-		{&b.ProcessorRetryStormTraces, MetricTraces, "{trace}", "Traces decided, by decision (kept, dropped) and reason."},
+		{&b.ProcessorRetryStormTraces, MetricTraces, "{trace}", "Traces decided, by decision (kept, dropped) and reason; a trace decided in parts (provisional decisions) is counted once, at its first decision."},
 		{&b.ProcessorRetryStormLateSpans, MetricLateSpans, "{span}", "Spans that arrived after their trace's decision, by decision (kept, dropped, provisional, forgotten)."},
 		{&b.ProcessorRetryStormEarlyDecisions, MetricEarlyDecisions, "{trace}", "Traces decided before their deadline, by cause (memory_pressure, trace_bytes, shutdown)."},
 		{&b.ProcessorRetryStormLateSignals, MetricLateSignals, "{trace}", "Rests of provisionally decided traces that brought a signal and were kept, by cause of the provisional decision (memory_pressure, trace_bytes) and reason."},
