@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
@@ -146,4 +147,27 @@ func TestHoldingBackIsBounded(t *testing.T) {
 		assert.True(t, records[0].Partial, "a call of a fragment's part may go on")
 		h.Conservation()
 	})
+}
+
+// The decision of a part whose calls are held back may be pushed out of the cache while
+// its rest waits: the trace's later spans still join the rest, which holds what it needs
+// of the decision, instead of being dropped as spans of a forgotten trace.
+func TestAHeldRestOutlivesItsForgottenDecision(t *testing.T) {
+	id := buffertest.TraceID(25)
+	first, last := straddlingRun(id, 40)
+	cfg := oneShard(0)
+	cfg.KeptTraces = 1
+	cfg.MaxTraceBytes = pieceSize(first) - 1
+	h := newHarness(t, cfg, nil)
+	h.Consume(first)
+	h.Consume(forcedKeeps(100, 3, true))
+	h.Advance(cfg.RootGrace)
+	require.Positive(t, h.Sum(metadata.MetricSignalEvictions, attribute.String("reason", "tool_error")))
+	h.Consume(last)
+	h.Advance(cfg.RootGrace)
+	assert.Zero(t, h.Sum(metadata.MetricLateSpans, attribute.String("decision", "forgotten")))
+	records := allSummaries(t, buffertest.SinkSpans(h.Sink)[id])
+	require.Len(t, records, 1)
+	assert.Equal(t, []string{"error", "ok"}, records[0].Statuses)
+	h.Conservation()
 }

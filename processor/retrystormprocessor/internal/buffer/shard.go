@@ -331,6 +331,12 @@ func (s *shard) ingest(pc piece, now time.Time) *pendingTrace {
 // a trace decided provisionally are the rest of it, to be buffered: rest says what that
 // decision was.
 func (s *shard) lateOf(pc piece, spans int64) (rest *provisionalRest, late bool) {
+	if pt, ok := s.traces[pc.id]; ok && pt.rest != nil {
+		// A rest is pending (calls held back at the decision begin it): later spans join
+		// it, whatever the cache forgot since; it holds what it needs of the decision.
+		s.tel.lateSpans(metadata.AttributeLateDecisionProvisional, spans)
+		return pt.rest, false
+	}
 	if kd, ok := s.cache.Kept(pc.id); ok {
 		if kd.valuesForgotten {
 			s.dropForgotten(spans)
