@@ -86,6 +86,9 @@ type Trace struct {
 	// HeldUnits are the units a provisional decision held back with the rest of the trace
 	// (HoldBack): not this part's records nor counts, but its payloads all the same.
 	HeldUnits []*Unit
+	// Held marks, by node, the spans that went with HeldUnits (nil: none): this part
+	// neither annotates nor forwards them.
+	Held []bool
 	// Findings holds every finding, trace-level ones (unbacked_citation) included.
 	Findings []findings.Finding
 	// FindingRecords holds the records of the trace-level findings, one per span they

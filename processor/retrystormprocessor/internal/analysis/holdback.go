@@ -75,6 +75,7 @@ func (tr *Trace) HoldBack(units []*Unit, held []bool) {
 	}
 	tr.Units = slices.DeleteFunc(tr.Units, func(u *Unit) bool { return slices.Contains(units, u) })
 	tr.HeldUnits = append(tr.HeldUnits, units...)
+	tr.Held = held
 	tr.Findings = slices.DeleteFunc(tr.Findings, func(f findings.Finding) bool { return f.CallKey != "" && keys[f.CallKey] })
 	tr.Suspects = slices.DeleteFunc(tr.Suspects, func(s Suspect) bool { return slices.Contains(units, s.Unit) })
 	tr.Signals = Signals{}

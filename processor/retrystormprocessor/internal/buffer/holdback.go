@@ -38,13 +38,14 @@ func (s *shard) holdBack(pt *pendingTrace, tr *analysis.Trace, cause Cause) *spa
 	budget := s.cfg.maxTraceBytes / 4
 	var units []*analysis.Unit
 	var nodes, sub []int32
+	seen := make([]bool, n)
 	count := 0
 	for _, u := range holdOrder(tr.Units) {
 		if !u.SelfDescribed() {
 			continue
 		}
 		nodes = u.Nodes(nodes[:0])
-		sub = subtree(tr.Tree, nodes, held, sub[:0])
+		sub = subtree(tr.Tree, nodes, held, seen, sub[:0])
 		var size int64
 		for _, i := range sub {
 			size += int64(field(s.sizer.SpanSize(tr.Tree.Nodes[i].Span)))
@@ -86,17 +87,23 @@ func holdOrder(units []*analysis.Unit) []*analysis.Unit {
 
 // subtree appends to out the nodes of the subtrees under roots not yet held (an attempt's
 // HTTP sends, the server side of an MCP call, what ran under a tool): they go with it.
-func subtree(t *grouping.Tree, roots []int32, held []bool, out []int32) []int32 {
-	seen := len(out)
+// seen is scratch space, all false on entry and on return.
+func subtree(t *grouping.Tree, roots []int32, held, seen []bool, out []int32) []int32 {
+	from := len(out)
 	stack := append([]int32(nil), roots...)
-	for steps := 0; len(stack) > 0 && steps <= len(t.Nodes); steps++ {
+	// Each node is pushed once as a child, and roots once more.
+	for steps := 0; len(stack) > 0 && steps <= len(t.Nodes)+len(roots); steps++ {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if held[i] || slices.Contains(out[seen:], i) {
+		if held[i] || seen[i] {
 			continue
 		}
+		seen[i] = true
 		out = append(out, i)
 		stack = append(stack, t.Children(i)...)
+	}
+	for _, i := range out[from:] {
+		seen[i] = false
 	}
 	return out
 }

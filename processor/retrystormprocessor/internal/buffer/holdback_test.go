@@ -57,11 +57,17 @@ func TestACallStraddlingAProvisionalDecisionIsRecordedOnce(t *testing.T) {
 	require.Len(t, buffertest.SinkSpans(h.Sink)[id], 41, "the part is kept for its failure, without the call")
 	assert.EqualValues(t, 2, h.Sum(metadata.MetricBufferedSpans), "the attempt and its send wait for the rest")
 	assert.Zero(t, h.Sum(metadata.MetricCalls), "the call is not counted with the part")
+	reasons := 0
 	for _, s := range buffertest.SinkSpans(h.Sink)[id] {
 		assert.Zero(t, s.Events().Len(), "span %s: no finding event (unrecovered_failure on the step)", s.Name())
 		_, annotated := s.Attributes().Get(stormrecord.AttrCallKey)
 		assert.False(t, annotated, "span %s: no attempt of the call is forwarded with the part", s.Name())
+		if v, ok := s.Attributes().Get(stormrecord.AttrSampling); ok {
+			assert.Equal(t, "tool_error", v.Str())
+			reasons++
+		}
 	}
+	assert.Equal(t, 1, reasons, "the part's decision is on the first span it forwards")
 
 	h.Clock.Advance(time.Second)
 	h.Consume(last)
