@@ -3,23 +3,23 @@
 package e2e
 
 import (
-	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
-	"github.com/retrystorm/retrystorm/internal/stormreport"
 )
 
-// TestReliabilityEvictedDecisionKeepsTheMostCompleteRecord: a trace decided in two parts
-// in one process. The first part of a three-attempt executor storm (up to its first attempt)
-// is decided on decision_wait and kept for its failure; a second storm trace, kept, pushes
-// its decision out of a decision cache of one kept trace; then the rest of the first trace
-// arrives, starts over as a new trace and is decided on its own. The summary file holds a
-// record for each part under the call's one id, the second written because it saw more of
-// the call, and a reader sees that one.
-func TestReliabilityEvictedDecisionKeepsTheMostCompleteRecord(t *testing.T) {
+// TestReliabilityEvictedDecisionDropsItsLateSpans: a trace decided in two parts in one
+// process. The first part of a three-attempt executor storm (up to its first attempt) is
+// decided on decision_wait and kept for its failure; a second storm trace, kept, pushes its
+// decision out of a decision cache of one kept trace (no clean decision is there to go
+// first), which is counted and logged; then the rest of the first trace arrives. It used to
+// start over as a new trace, whose analysis knew none of the first part's payloads and wrote
+// the call's record a second time; now it is dropped, counted as forgotten, and the summary
+// file holds the first part's record alone.
+func TestReliabilityEvictedDecisionDropsItsLateSpans(t *testing.T) {
 	dir := t.TempDir()
 	cfg := newStormConfig(t, dir)
 	cfg.NumShards = 1
@@ -43,49 +43,36 @@ func TestReliabilityEvictedDecisionKeepsTheMostCompleteRecord(t *testing.T) {
 	})
 
 	sendTraceParts(t, cfg.OTLPPort, &trace, rest)
-	m := waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "the rest decided as a new trace", func(m metrics) bool {
+	m := waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "the rest dropped", func(m metrics) bool {
 		return settledAt(m, len(first)+otherSpans+len(rest))
 	})
-	if late := m.sum(metricPrefix+"late_spans", nil); late != 0 {
-		t.Fatalf("%v spans were taken as late: the decision was not forgotten", late)
+	if n := m.sum(metricLateSpans, map[string]string{"decision": "forgotten"}); n != float64(len(rest)) {
+		t.Errorf("late_spans{decision=forgotten} = %v, want the %d spans of the rest", n, len(rest))
+	}
+	if n := m.sum(metricSignalEvictions, map[string]string{"reason": "tool_error"}); n != 1 {
+		t.Errorf("signal_decisions_evicted{reason=tool_error} = %v, want 1", n)
 	}
 	p.stop(t)
+	if !strings.Contains(p.log(), "a kept signal decision was evicted from the decision cache") {
+		t.Error("no log line for the evicted decision")
+	}
 
 	id := stormrecord.RecordID(trace.Truth.TraceID, storm.CallKey)
-	var lines []stormrecord.Record
 	summary := readSummaryFileMust(t, cfg.SummaryPath)
+	firstAttempts := slices.DeleteFunc(slices.Clone(storm.AttemptSpanIDs), func(id string) bool { return !slices.Contains(first, id) })
+	var lines []stormrecord.Record
 	for _, r := range summary.records {
 		if r.ID == id {
 			lines = append(lines, r)
 		}
 	}
-	firstAttempts := slices.DeleteFunc(slices.Clone(storm.AttemptSpanIDs), func(id string) bool { return !slices.Contains(first, id) })
-	restAttempts := slices.DeleteFunc(slices.Clone(storm.AttemptSpanIDs), func(id string) bool { return slices.Contains(first, id) })
-	if len(lines) != 2 || !slices.Equal(lines[0].AttemptSpanIDs, firstAttempts) || !slices.Equal(lines[1].AttemptSpanIDs, restAttempts) {
-		t.Fatalf("lines of record %s: %+v; want the first part's (attempts %v), then the rest's (attempts %v)", id, lines, firstAttempts, restAttempts)
-	}
-	if n := m.sum("otelcol_exporter_storm_summary_records_superseding", nil); n != 1 {
-		t.Errorf("records_superseding = %v, want 1", n)
-	}
-	report, err := stormreport.Read([]string{cfg.SummaryPath})
-	if err != nil {
-		t.Fatalf("stormreport reads the file: %v", err)
-	}
-	records := summary.latest(t)
-	for who, recs := range map[string][]stormrecord.Record{"the e2e reader": records, "stormreport": report.Records} {
-		i := slices.IndexFunc(recs, func(r stormrecord.Record) bool { return r.ID == id })
-		if i < 0 || !recs[i].Storm || !slices.Equal(recs[i].AttemptSpanIDs, restAttempts) {
-			t.Errorf("%s sees %s; want the rest's record: storm, attempts %v", who, describe(recs, i), restAttempts)
-		}
+	if len(lines) != 1 || !slices.Equal(lines[0].AttemptSpanIDs, firstAttempts) {
+		t.Fatalf("lines of record %s: %+v; want the first part's alone (attempts %v)", id, lines, firstAttempts)
 	}
 	kept := backendTraces(sink)[trace.Truth.TraceID]
-	t.Logf("storm %s: %d attempts; part one %d spans (attempts %v), part two %d spans (attempts %v); %d spans at the backend",
-		storm.CallKey, storm.Attempts, len(first), firstAttempts, len(rest), restAttempts, len(kept.spans))
-}
-
-func describe(recs []stormrecord.Record, i int) string {
-	if i < 0 {
-		return "no record"
+	if kept == nil || len(kept.spans) != len(first) {
+		t.Errorf("the backend holds %v spans of the trace, want the %d of its first part", kept, len(first))
 	}
-	return fmt.Sprintf("storm %v, attempts %v", recs[i].Storm, recs[i].AttemptSpanIDs)
+	t.Logf("storm %s: %d attempts; part one %d spans (attempts %v) kept, part two %d spans dropped as forgotten",
+		storm.CallKey, storm.Attempts, len(first), firstAttempts, len(rest))
 }

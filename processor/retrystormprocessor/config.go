@@ -58,6 +58,11 @@ type DecisionCacheConfig struct {
 	// KeptTraces is how many kept trace ids are remembered (least recently used forgotten
 	// first); 0 remembers none. Default 100000.
 	KeptTraces int `mapstructure:"kept_traces"`
+	// KeptBytes bounds the memory of the kept decisions: about 176 bytes each plus the
+	// fingerprints of its trace's payload values that redaction remembers for its late
+	// spans. Clean decisions are forgotten before signal ones; 0 remembers none. Default
+	// 33554432 (32 MiB).
+	KeptBytes int64 `mapstructure:"kept_bytes"`
 	// DroppedTraces is how many dropped trace ids are remembered (oldest forgotten first),
 	// as 64-bit fingerprints; 0 remembers none. Default 1000000.
 	DroppedTraces int `mapstructure:"dropped_traces"`
@@ -72,6 +77,11 @@ type SamplingConfig struct {
 	// Tools are per-tool clean rates: a clean trace touching tools listed here is kept at
 	// the largest of their rates instead of clean_percent. Default none.
 	Tools map[string]ToolSamplingConfig `mapstructure:"tools"`
+	// TraceStateRandomness reads a trace's randomness from the `ot=rv` of its root span's
+	// tracestate when there is one, as OpenTelemetry consistent sampling specifies; false
+	// reads it from the trace id alone, so a client cannot keep its traces by writing rv
+	// at its maximum (and removes rv from the tracestates it stamps). Default true.
+	TraceStateRandomness bool `mapstructure:"tracestate_randomness"`
 }
 
 // KeepPercentConfig is the keep rate of each signal.
@@ -196,6 +206,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.DecisionCache.KeptTraces < 0 {
 		errs = errors.Join(errs, errors.New("decision_cache.kept_traces must not be negative"))
+	}
+	if cfg.DecisionCache.KeptBytes < 0 {
+		errs = errors.Join(errs, errors.New("decision_cache.kept_bytes must not be negative"))
 	}
 	if cfg.DecisionCache.DroppedTraces < 0 {
 		errs = errors.Join(errs, errors.New("decision_cache.dropped_traces must not be negative"))

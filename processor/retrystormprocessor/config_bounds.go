@@ -16,6 +16,9 @@ const (
 	// maxKeptTraces: an LRU entry of a kept trace id and its decision, about 152 bytes,
 	// allocated as decisions are kept.
 	maxKeptTraces = 10_000_000
+	// maxKeptBytes: the kept decisions' memory, allocated as decisions are kept; resident
+	// memory is up to twice the live heap (GOGC=100).
+	maxKeptBytes = 16 << 30
 	// maxDroppedTraces: 8 bytes of fingerprint ring allocated at start plus the index,
 	// 30–48 bytes an entry once full.
 	maxDroppedTraces = 50_000_000
@@ -40,6 +43,7 @@ func (cfg *Config) validateBounds() error {
 	errs := errors.Join(
 		atMost("num_shards", cfg.NumShards, maxNumShards, "about 70 MB"),
 		atMost("decision_cache.kept_traces", cfg.DecisionCache.KeptTraces, maxKeptTraces, "about 1.5 GB"),
+		atMost("decision_cache.kept_bytes", cfg.DecisionCache.KeptBytes, maxKeptBytes, "16 GiB, up to 32 GiB resident"),
 		atMost("decision_cache.dropped_traces", cfg.DecisionCache.DroppedTraces, maxDroppedTraces, "about 2.4 GB"),
 		atMost("divergence.stale_cache.remembered_results", cfg.Divergence.StaleCache.RememberedResults,
 			maxRememberedResults, "about 320 MB, allocated at start"),
@@ -52,7 +56,7 @@ func (cfg *Config) validateBounds() error {
 	return errs
 }
 
-func atMost(key string, value, bound int, memory string) error {
+func atMost[N int | int64](key string, value, bound N, memory string) error {
 	if value > bound {
 		return fmt.Errorf("%s must be at most %d (%s)", key, bound, memory)
 	}

@@ -27,7 +27,8 @@ func TestCreateDefaultConfig(t *testing.T) {
 	assert.Zero(t, cfg.MaxTraceBytes, "0: half a shard's share")
 	assert.Zero(t, cfg.NumShards)
 	assert.Equal(t, 2, cfg.StormThreshold)
-	assert.Equal(t, DecisionCacheConfig{KeptTraces: 100000, DroppedTraces: 1000000}, cfg.DecisionCache)
+	assert.Equal(t, DecisionCacheConfig{KeptTraces: 100000, KeptBytes: 32 << 20, DroppedTraces: 1000000}, cfg.DecisionCache)
+	assert.True(t, cfg.Sampling.TraceStateRandomness, "the sampling spec: rv in tracestate is the randomness")
 	assert.InDelta(t, 5.0, cfg.Sampling.CleanPercent, 0)
 	assert.Equal(t, KeepPercentConfig{Storm: 100, ToolError: 100, Divergence: 100, SpanError: 100, Incomplete: 100}, cfg.Sampling.KeepPercent)
 	assert.Empty(t, cfg.Sampling.Tools)
@@ -80,10 +81,12 @@ func TestLoadConfig(t *testing.T) {
 		{name: "trace_bytes_over_buffer", wantErr: []string{"max_trace_bytes must be at most max_buffered_bytes"}},
 		{name: "bad_cache", wantErr: []string{
 			"decision_cache.kept_traces must not be negative", "decision_cache.dropped_traces must not be negative",
+			"decision_cache.kept_bytes must not be negative",
 		}},
 		{name: "too_large", wantErr: []string{
 			"num_shards must be at most 1024 (about 70 MB)",
 			"decision_cache.kept_traces must be at most 10000000 (about 1.5 GB)",
+			"decision_cache.kept_bytes must be at most 17179869184 (16 GiB, up to 32 GiB resident)",
 			"decision_cache.dropped_traces must be at most 50000000 (about 2.4 GB)",
 			"divergence.stale_cache.remembered_results must be at most 10000000 (about 320 MB, allocated at start)",
 			"divergence.stale_cache.held_suspects must be at most 1000000 (64 MB allocated at start, up to about 2 GB of records while full)",
@@ -91,7 +94,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "at_bounds", check: func(t *testing.T, cfg *Config) {
 			assert.Equal(t, int64(65536), cfg.MaxBufferedBytes)
 			assert.Equal(t, maxNumShards, cfg.NumShards)
-			assert.Equal(t, DecisionCacheConfig{KeptTraces: maxKeptTraces, DroppedTraces: maxDroppedTraces}, cfg.DecisionCache)
+			assert.Equal(t, DecisionCacheConfig{KeptTraces: maxKeptTraces, KeptBytes: maxKeptBytes, DroppedTraces: maxDroppedTraces}, cfg.DecisionCache)
 			assert.Equal(t, maxRememberedResults, cfg.Divergence.StaleCache.RememberedResults)
 			assert.Equal(t, maxHeldSuspects, cfg.Divergence.StaleCache.HeldSuspects)
 		}},
@@ -153,8 +156,9 @@ func checkFullConfig(t *testing.T, cfg *Config) {
 	assert.Equal(t, int64(8<<20), cfg.MaxTraceBytes)
 	assert.Equal(t, 4, cfg.NumShards)
 	assert.Equal(t, 3, cfg.StormThreshold)
-	assert.Equal(t, DecisionCacheConfig{KeptTraces: 5000, DroppedTraces: 20000}, cfg.DecisionCache)
+	assert.Equal(t, DecisionCacheConfig{KeptTraces: 5000, KeptBytes: 8 << 20, DroppedTraces: 20000}, cfg.DecisionCache)
 	assert.InDelta(t, 0.5, cfg.Sampling.CleanPercent, 0)
+	assert.False(t, cfg.Sampling.TraceStateRandomness)
 	assert.Equal(t, KeepPercentConfig{Storm: 100, ToolError: 50, Divergence: 100, SpanError: 25, Incomplete: 10}, cfg.Sampling.KeepPercent)
 	assert.Equal(t, map[string]ToolSamplingConfig{"charge_card": {CleanPercent: 100}, "search_docs": {CleanPercent: 1}}, cfg.Sampling.Tools)
 	// A list the user sets replaces the default; the others keep theirs.

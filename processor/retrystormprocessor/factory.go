@@ -23,6 +23,7 @@ const (
 	defaultMaxBufferedBytes  = 256 << 20
 	defaultStormThreshold    = 2
 	defaultKeptTraces        = 100_000
+	defaultKeptBytes         = 32 << 20
 	defaultDroppedTraces     = 1_000_000
 	defaultCleanPercent      = 5
 	defaultKeepPercent       = 100
@@ -46,13 +47,14 @@ func createDefaultConfig() component.Config {
 		RootGrace:        defaultRootGrace,
 		MaxBufferedBytes: defaultMaxBufferedBytes,
 		StormThreshold:   defaultStormThreshold,
-		DecisionCache:    DecisionCacheConfig{KeptTraces: defaultKeptTraces, DroppedTraces: defaultDroppedTraces},
+		DecisionCache:    DecisionCacheConfig{KeptTraces: defaultKeptTraces, KeptBytes: defaultKeptBytes, DroppedTraces: defaultDroppedTraces},
 		Sampling: SamplingConfig{
 			CleanPercent: defaultCleanPercent,
 			KeepPercent: KeepPercentConfig{
 				Storm: defaultKeepPercent, ToolError: defaultKeepPercent, Divergence: defaultKeepPercent,
 				SpanError: defaultKeepPercent, Incomplete: defaultKeepPercent,
 			},
+			TraceStateRandomness: true,
 		},
 		Attributes:  attrsource.Defaults(),
 		Recognition: toolspan.DefaultRecognition(),

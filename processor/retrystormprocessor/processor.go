@@ -52,6 +52,7 @@ func (cfg *Config) bufferConfig() buffer.Config {
 		MaxTraceBytes:    cfg.MaxTraceBytes,
 		NumShards:        cfg.NumShards,
 		KeptTraces:       cfg.DecisionCache.KeptTraces,
+		KeptBytes:        cfg.DecisionCache.KeptBytes,
 		DroppedTraces:    cfg.DecisionCache.DroppedTraces,
 		Sampling:         samplingRates(&cfg.Sampling),
 		RedactPayloads:   cfg.Hashing.RedactPayloads,
@@ -72,7 +73,8 @@ func samplingRates(s *SamplingConfig) decision.Rates {
 			decision.ReasonDivergence: s.KeepPercent.Divergence, decision.ReasonSpanError: s.KeepPercent.SpanError,
 			decision.ReasonIncomplete: s.KeepPercent.Incomplete,
 		},
-		Tools: make(map[string]float64, len(s.Tools)),
+		Tools:                      make(map[string]float64, len(s.Tools)),
+		IgnoreTraceStateRandomness: !s.TraceStateRandomness,
 	}
 	for tool, tc := range s.Tools {
 		r.Tools[tool] = tc.CleanPercent

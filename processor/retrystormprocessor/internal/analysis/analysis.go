@@ -83,6 +83,12 @@ type Trace struct {
 	TraceID pcommon.TraceID
 	Tree    *grouping.Tree
 	Units   []*Unit
+	// HeldUnits are the units a provisional decision held back with the rest of the trace
+	// (HoldBack): not this part's records nor counts, but its payloads all the same.
+	HeldUnits []*Unit
+	// Held marks, by node, the spans that went with HeldUnits (nil: none): this part
+	// neither annotates nor forwards them.
+	Held []bool
 	// Findings holds every finding, trace-level ones (unbacked_citation) included.
 	Findings []findings.Finding
 	// FindingRecords holds the records of the trace-level findings, one per span they
@@ -339,6 +345,17 @@ func sends(t *grouping.Tree, root int32, isTool []bool) []toolspan.Send {
 }
 
 func (an *Analyzer) signals(out *Trace) {
+	for i := range out.Tree.Nodes {
+		if spanError(&out.Tree.Nodes[i]) {
+			out.Signals.SpanError = true
+			break
+		}
+	}
+	out.unitSignals()
+}
+
+// unitSignals reads the signals of the trace's units and findings into its Signals.
+func (out *Trace) unitSignals() {
 	s := &out.Signals
 	for _, u := range out.Units {
 		s.Storm = s.Storm || u.Storm
@@ -359,12 +376,6 @@ func (an *Analyzer) signals(out *Trace) {
 	// the trace is sampled as if it had the finding, so a finding found later finds it kept.
 	for _, u := range out.Units {
 		s.Divergence = s.Divergence || len(u.Suspects) > 0
-	}
-	for i := range out.Tree.Nodes {
-		if spanError(&out.Tree.Nodes[i]) {
-			s.SpanError = true
-			break
-		}
 	}
 }
 

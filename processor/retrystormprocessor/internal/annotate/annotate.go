@@ -169,8 +169,14 @@ func annotateRoots(tr *analysis.Trace, reason string) {
 			wrote = true
 		}
 	}
-	if !wrote && len(tr.Tree.Nodes) > 0 {
-		putTrace(tr.Tree.Nodes[0].Span, storms, len(tr.Findings), unseen, reason)
+	if !wrote {
+		// The first span the part forwards: spans held back go on with the rest.
+		for i := range tr.Tree.Nodes {
+			if tr.Held == nil || !tr.Held[i] {
+				putTrace(tr.Tree.Nodes[i].Span, storms, len(tr.Findings), unseen, reason)
+				break
+			}
+		}
 	}
 }
 

@@ -99,6 +99,7 @@ func (b *Buffer) newShards(key []byte, mem findings.ResultMemory, held *stalecac
 		n = runtime.GOMAXPROCS(0)
 	}
 	share := max(b.cfg.MaxBufferedBytes/int64(n), 1)
+	keptShare := b.cfg.KeptBytes / int64(n)
 	sc := shardConfig{
 		decisionWait:  b.cfg.DecisionWait,
 		rootGrace:     b.cfg.RootGrace,
@@ -106,19 +107,23 @@ func (b *Buffer) newShards(key []byte, mem findings.ResultMemory, held *stalecac
 		maxTraceBytes: traceBytesBound(b.cfg.MaxTraceBytes, share),
 		redact:        b.cfg.RedactPayloads,
 		keptCache:     ceilDiv(b.cfg.KeptTraces, n),
-		droppedCache:  ceilDiv(b.cfg.DroppedTraces, n),
+		keptBytes:     keptShare,
+		// One decision's values take at most a quarter of its shard's share.
+		maxDecisionBytes: min(maxDecisionBytes, keptShare/4),
+		droppedCache:     ceilDiv(b.cfg.DroppedTraces, n),
 	}
 	ac := b.cfg.Analysis
 	ac.Key = key
 	lateLog := &logLimiter{every: lateSignalLogEvery}
+	evictLog := &logLimiter{every: evictionLogEvery}
 	shards := make([]*shard, n)
 	for i := range shards {
 		shards[i] = &shard{
 			cfg: sc, now: b.opts.now, ctx: b.ctx, next: b.next, tel: b.tel, logger: b.logger,
 			room:    b.room,
 			policy:  b.policy,
-			lateLog: lateLog,
-			stale:   held,
+			lateLog: lateLog, evictLog: evictLog,
+			stale: held,
 		}
 		shards[i].init(ac, b.cfg.Redaction, mem)
 	}

@@ -43,6 +43,9 @@ const (
 	DropShutdown
 	// DropUnpackError: their trace's packed bytes did not decode again.
 	DropUnpackError
+	// DropForgotten: they came after their trace was kept, and the decision cache no
+	// longer held its decision or its payload values (remember.go).
+	DropForgotten
 )
 
 var dropCauseNames = [...]string{
@@ -51,6 +54,7 @@ var dropCauseNames = [...]string{
 	DropNextConsumerError: metadata.AttributeDropCauseNextConsumerError,
 	DropShutdown:          metadata.AttributeDropCauseShutdown,
 	DropUnpackError:       metadata.AttributeDropCauseUnpackError,
+	DropForgotten:         metadata.AttributeDropCauseForgotten,
 }
 
 func (c DropCause) String() string { return dropCauseNames[c] }

@@ -26,6 +26,9 @@ type Config struct {
 	// KeptTraces and DroppedTraces size the decision cache, split evenly over the shards
 	// (decision_cache).
 	KeptTraces, DroppedTraces int
+	// KeptBytes bounds the memory of the kept decisions, split evenly over the shards
+	// (decision_cache.kept_bytes).
+	KeptBytes int64
 	// Sampling are the keep rates (sampling).
 	Sampling decision.Rates
 	// RedactPayloads redacts the tool payloads of kept traces (hashing.redact_payloads).

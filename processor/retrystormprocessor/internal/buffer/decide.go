@@ -227,8 +227,6 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.IndexedT
 		}
 		tr = s.analyzer.AnalyzeTree(q.Tree)
 	}
-	s.tel.analysed(tr)
-	s.restAnalysed(pt, tr)
 	s.reportResolved(tr.Resolved)
 	d := restDecision(pt, s.policy.Decide(decision.Input{
 		TraceID:    pt.id,
@@ -236,12 +234,18 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.IndexedT
 		Tools:      tr.Tools,
 		TraceState: rootTraceState(tr.Tree),
 	}))
+	var held *spanSet
+	if d.Keep {
+		held = s.holdBack(pt, tr, cause) // before the part is annotated: held calls go on
+	}
+	s.tel.analysed(tr)
+	s.restAnalysed(pt, tr)
 	if !d.Keep {
 		s.holdSuspects(tr, d)
 		s.drop(pt, d, now, cause)
 		return
 	}
-	s.tel.decided(d, cause, now.Sub(pt.first))
+	s.tel.decided(d, cause, now.Sub(pt.first), pt.rest == nil)
 	st := annotate.Apply(tr, annotate.Options{Reason: string(d.Reason), Redact: s.cfg.redact})
 	s.tel.remapped(st.Remapped)
 	kd := keptDecision{provisional: decisionMark(pt, cause), reason: reasonIndex(d.Reason), stamp: d.Stamp, threshold: d.Threshold}
@@ -253,19 +257,20 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.IndexedT
 		kd.payloads = s.redactKept(tr, &pt.set, known)
 	}
 	if d.Stamp {
-		stampSpans(&pt.set, d.Threshold)
+		stampSpans(&pt.set, s.policy, d.Threshold)
 	}
 	s.holdSuspects(tr, d)
-	if s.cache.Keep(pt.id, kd) {
-		s.tel.cacheEvicted(metadata.AttributeDecisionKept)
-	}
+	s.remember(pt.id, kd)
 	s.enqueue(&pt.set)
 	pt.set, pt.arrivals, pt.settled = spanSet{}, nil, nil
+	if held != nil {
+		s.holdRest(pt.id, held, &provisionalRest{mark: kd.provisional, kept: &kd})
+	}
 }
 
 // drop records a decision to drop pt.
 func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause Cause) {
-	s.tel.decided(d, cause, now.Sub(pt.first))
+	s.tel.decided(d, cause, now.Sub(pt.first), pt.rest == nil)
 	if s.cache.Drop(pt.id, decisionMark(pt, cause)) {
 		s.tel.cacheEvicted(metadata.AttributeDecisionDropped)
 	}
@@ -304,25 +309,25 @@ func (s *shard) lateKept(id pcommon.TraceID, set *spanSet, spans int64, kd keptD
 		if vals := s.redactLate(set, tools, kd.payloads); vals != kd.payloads {
 			// Tool spans among the late ones brought payloads: later spans are scrubbed of them too.
 			kd.payloads = vals
-			s.cache.Keep(id, kd)
+			s.remember(id, kd)
 		}
 	}
 	if kd.stamp {
-		stampSpans(set, kd.threshold)
+		stampSpans(set, s.policy, kd.threshold)
 	}
 	s.enqueue(set)
 }
 
-// stampSpans writes the threshold into every span's tracestate. Spans sharing a tracestate
-// (the usual case) share one serialisation; a tracestate that does not parse, or that the
-// threshold would make invalid, is left as it is.
-func stampSpans(set *spanSet, th sampling.Threshold) {
+// stampSpans writes the threshold into every span's tracestate, as the policy stamps.
+// Spans sharing a tracestate (the usual case) share one serialisation; a tracestate that
+// does not parse, or that the threshold would make invalid, is left as it is.
+func stampSpans(set *spanSet, policy *decision.Policy, th sampling.Threshold) {
 	var lastIn, lastOut string
 	have := false
 	for _, span := range set.All() {
 		raw := span.TraceState().AsRaw()
 		if !have || raw != lastIn {
-			out, err := decision.Stamp(raw, th)
+			out, err := policy.Stamp(raw, th)
 			if err != nil {
 				continue
 			}

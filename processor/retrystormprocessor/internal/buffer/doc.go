@@ -103,7 +103,10 @@
 // rest of the trace (provisional.go). The decision cache marks it so — a mark in the dropped
 // set's index, a field of a kept decision, no memory of its own — and spans of the trace
 // arriving later are held as a new pending trace, its rest, analysed on its own at its own
-// decision.
+// decision. A kept fragment's calls are held back to begin that rest (holdback.go), so a
+// call that goes on across the decision is analysed, recorded and counted once. A kept
+// decision the cache forgets leaves a mark among the dropped ones: later spans of its trace
+// are dropped, never started over as a new trace (remember.go).
 //
 // # Forwarding
 //

@@ -63,6 +63,7 @@ func testConfig() *Config {
 		NumShards:        4,
 		KeptTraces:       100_000,
 		DroppedTraces:    1_000_000,
+		KeptBytes:        32 << 20,
 		Sampling:         decision.Rates{Clean: 5, Keep: keep, Tools: map[string]float64{}},
 		RedactPayloads:   true,
 		Analysis:         analysis.DefaultConfig(),

@@ -38,14 +38,20 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 		vals = known.Merge(vals, &st)
 		s.redactor.MarkAsHashed(known)
 	}
+	held := func(n int32) bool { return tr.Held != nil && tr.Held[n] } // redacted with the rest
 	for _, n := range tr.ToolSpans {
+		if held(n) {
+			continue
+		}
 		s.redactor.ToolSpan(tr.Tree.Nodes[n].Span, &st)
 		if keys := tr.PayloadKeys[n]; len(keys) > 0 {
 			s.redactor.DeleteKeys(tr.Tree.Nodes[n].Span, keys, &st)
 		}
 	}
 	for n, keys := range tr.MessageKeys {
-		s.redactor.Messages(tr.Tree.Nodes[n].Span, keys, &st)
+		if !held(n) {
+			s.redactor.Messages(tr.Tree.Nodes[n].Span, keys, &st)
+		}
 	}
 	s.redactSet(set, vals, &st)
 	st.Scrubbed += annotate.ScrubRecords(tr, vals.Scrub)
@@ -82,7 +88,7 @@ func followedOf(tr *analysis.Trace) *redact.Followed {
 // markers of their copies are not hashed again.
 func (s *shard) hashedPayloads(b redact.ValueBuilder, tr *analysis.Trace) {
 	x := s.analyzer.Extractor()
-	for _, u := range tr.Units {
+	for _, u := range slices.Concat(tr.Units, tr.HeldUnits) {
 		for _, c := range u.Calls {
 			for _, a := range c.Attempts {
 				args, result := x.HashedTexts(&a.Attempt)

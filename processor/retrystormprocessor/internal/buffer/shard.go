@@ -91,6 +91,9 @@ type keptDecision struct {
 	// reason is the decision's sampling reason (reasonIndex), for the rest of the trace.
 	// Small fields together keep an entry the size it was before provisional decisions.
 	reason uint8
+	// valuesForgotten: the trace's payload values were too many to remember
+	// (maxDecisionBytes), so its later spans are dropped as if the decision were forgotten.
+	valuesForgotten bool
 	// payloads are the fingerprints of the trace's tool payload values, for scrubbing
 	// copies in late spans (nil: none, or redaction off).
 	payloads *redact.Values
@@ -113,7 +116,10 @@ type shardConfig struct {
 	maxTraceBytes int64
 	redact        bool
 	keptCache     int
-	droppedCache  int
+	// keptBytes bounds the kept decisions' memory, maxDecisionBytes one decision's payload
+	// values (remember.go).
+	keptBytes, maxDecisionBytes int64
+	droppedCache                int
 }
 
 // shard owns the buffered traces whose ids hash to it, and everything about them: the byte
@@ -166,9 +172,10 @@ type shard struct {
 	done chan struct{}
 	// room is signalled (without waiting) each time the shard takes an input.
 	room chan<- struct{}
-	// lateLog limits the late-signal log lines of every shard together.
-	lateLog *logLimiter
-	gauges  struct{ bytes, traces, spans atomic.Int64 }
+	// lateLog and evictLog limit the late-signal and eviction log lines of every shard
+	// together.
+	lateLog, evictLog *logLimiter
+	gauges            struct{ bytes, traces, spans atomic.Int64 }
 }
 
 // flushSpans bounds a forwarded batch, so neither a huge kept trace nor deciding a full
@@ -185,7 +192,7 @@ func (s *shard) init(ac analysis.Config, rc redact.Config, mem findings.ResultMe
 	s.redactor = redact.New(rc, ac.Key)
 	s.traces = map[pcommon.TraceID]*pendingTrace{}
 	s.keys = newKeyTable()
-	s.cache = decisioncache.New[keptDecision](s.cfg.keptCache, s.cfg.droppedCache)
+	s.cache = decisioncache.New[keptDecision](s.cfg.keptCache, s.cfg.keptBytes, s.cfg.droppedCache, s.forget)
 	s.out = ptrace.NewTraces()
 	s.in = make(chan shardInput, 16)
 	s.done = make(chan struct{})
@@ -319,10 +326,22 @@ func (s *shard) ingest(pc piece, now time.Time) *pendingTrace {
 }
 
 // lateOf looks a piece's trace up in the decision cache. Spans of a trace decided for good
-// are late: forwarded (kept) or dropped here, and late is true. Spans of a trace decided
-// provisionally are the rest of it, to be buffered: rest says what that decision was.
+// are late: forwarded (kept) or dropped here, and late is true; so are spans of a kept
+// trace whose decision or payload values the cache forgot, dropped (remember.go). Spans of
+// a trace decided provisionally are the rest of it, to be buffered: rest says what that
+// decision was.
 func (s *shard) lateOf(pc piece, spans int64) (rest *provisionalRest, late bool) {
+	if pt, ok := s.traces[pc.id]; ok && pt.rest != nil {
+		// A rest is pending (calls held back at the decision begin it): later spans join
+		// it, whatever the cache forgot since; it holds what it needs of the decision.
+		s.tel.lateSpans(metadata.AttributeLateDecisionProvisional, spans)
+		return pt.rest, false
+	}
 	if kd, ok := s.cache.Kept(pc.id); ok {
+		if kd.valuesForgotten {
+			s.dropForgotten(spans)
+			return nil, true
+		}
 		if kd.provisional == markFinal {
 			s.lateKept(pc.id, &pc.set, spans, kd)
 			return nil, true
@@ -331,6 +350,10 @@ func (s *shard) lateOf(pc piece, spans int64) (rest *provisionalRest, late bool)
 		return &provisionalRest{mark: kd.provisional, kept: &kd}, false
 	}
 	if dropped, mark := s.cache.Dropped(pc.id); dropped {
+		if mark == markForgotten {
+			s.dropForgotten(spans)
+			return nil, true
+		}
 		if mark == markFinal {
 			s.tel.lateSpans(metadata.AttributeDecisionDropped, spans)
 			s.tel.droppedSpans(DropLate, spans)

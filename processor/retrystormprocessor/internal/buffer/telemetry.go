@@ -43,6 +43,7 @@ type telemetry struct {
 	findings    map[string]metric.AddOption
 	late        map[string]metric.AddOption
 	evicted     map[string]metric.AddOption
+	signalEv    map[string]metric.AddOption
 	early       map[string]metric.AddOption
 	signals     map[[2]string]metric.AddOption
 	dropped     map[string]metric.AddOption
@@ -56,13 +57,19 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
+	signalReasons := make([]string, len(decision.SignalReasons))
+	for i, r := range decision.SignalReasons {
+		signalReasons[i] = string(r)
+	}
 	t := &telemetry{
 		b: b, tools: toolNames{limit: maxToolNames}, stormCalls: newOpenCounter(),
 		scopes: toolNames{limit: maxToolNames}, unseenCalls: newOpenCounter(),
 		traces:   map[[2]string]metric.AddOption{},
 		findings: attrOptions("kind", findings.Kinds...),
-		late:     attrOptions("decision", metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped, metadata.AttributeLateDecisionProvisional),
+		late: attrOptions("decision", metadata.AttributeLateDecisionKept, metadata.AttributeLateDecisionDropped,
+			metadata.AttributeLateDecisionProvisional, metadata.AttributeLateDecisionForgotten),
 		evicted:  attrOptions("decision", metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped),
+		signalEv: attrOptions("reason", signalReasons...),
 		early:    attrOptions("cause", CauseMemoryPressure.String(), CauseTraceBytes.String(), CauseShutdown.String()),
 		signals:  map[[2]string]metric.AddOption{},
 		dropped:  attrOptions("cause", dropCauseNames[:]...),
@@ -110,6 +117,7 @@ func (t *telemetry) startAtZero() {
 		{b.ProcessorRetryStormLateSpans, slices.Collect(maps.Values(t.late))},
 		{b.ProcessorRetryStormLateSignals, slices.Collect(maps.Values(t.signals))},
 		{b.ProcessorRetryStormCacheEvictions, slices.Collect(maps.Values(t.evicted))},
+		{b.ProcessorRetryStormSignalEvictions, slices.Collect(maps.Values(t.signalEv))},
 		{b.ProcessorRetryStormRedactions, slices.Collect(maps.Values(t.where))},
 		{b.ProcessorRetryStormStaleSuspects, slices.Collect(maps.Values(t.suspect))},
 		{b.ProcessorRetryStormLateFindings, slices.Collect(maps.Values(t.lateFind))},
@@ -148,6 +156,11 @@ func (t *telemetry) forwarded(n int64) {
 // cacheEvicted counts a decision the decision cache forgot to make room.
 func (t *telemetry) cacheEvicted(decision string) {
 	t.add(t.b.ProcessorRetryStormCacheEvictions, 1, t.evicted[decision])
+}
+
+// signalEvicted counts a kept signal decision the decision cache forgot, by its reason.
+func (t *telemetry) signalEvicted(reason decision.Reason) {
+	t.add(t.b.ProcessorRetryStormSignalEvictions, 1, t.signalEv[string(reason)])
 }
 
 func (t *telemetry) droppedSpans(cause DropCause, n int64) {
@@ -237,13 +250,16 @@ func (t *telemetry) triaged(st *analysis.Settled) {
 	t.unseen(st.Unseen)
 }
 
-// decided records one trace decision.
-func (t *telemetry) decided(d decision.Decision, cause Cause, latency time.Duration) {
+// decided records one decision; first says it is its trace's first (not that of the rest
+// of a provisionally decided trace), which alone counts the trace.
+func (t *telemetry) decided(d decision.Decision, cause Cause, latency time.Duration, first bool) {
 	outcome := metadata.AttributeDecisionDropped
 	if d.Keep {
 		outcome = metadata.AttributeDecisionKept
 	}
-	t.add(t.b.ProcessorRetryStormTraces, 1, t.traces[[2]string{outcome, string(d.Reason)}])
+	if first {
+		t.add(t.b.ProcessorRetryStormTraces, 1, t.traces[[2]string{outcome, string(d.Reason)}])
+	}
 	if opt, early := t.early[cause.String()]; early {
 		t.add(t.b.ProcessorRetryStormEarlyDecisions, 1, opt)
 	}

@@ -150,13 +150,14 @@ func TestCountersStartAtZero(t *testing.T) {
 		metadata.MetricSpansReceived: 1, metadata.MetricSpansForwarded: 1, metadata.MetricToolAttempts: 1,
 		metadata.MetricIncompleteAttempts: 1, metadata.MetricCalls: 1, metadata.MetricDegradedCalls: 1,
 		metadata.MetricStatusFlipCalls: 1, metadata.MetricStatusRemapped: 1, metadata.MetricValuesNotHunted: 1,
-		metadata.MetricSpansDropped:      5,  // cause
+		metadata.MetricSpansDropped:      6,  // cause
 		metadata.MetricEarlyDecisions:    3,  // cause
 		metadata.MetricTraces:            12, // decision × reason
 		metadata.MetricFindings:          9,  // kind
-		metadata.MetricLateSpans:         3,  // decision
+		metadata.MetricLateSpans:         4,  // decision
 		metadata.MetricLateSignals:       10, // cause × signal reason
 		metadata.MetricCacheEvictions:    2,  // decision
+		metadata.MetricSignalEvictions:   5,  // signal reason
 		metadata.MetricRedactions:        7,  // where
 		metadata.MetricStaleSuspects:     4,  // outcome
 		metadata.MetricLateFindings:      4,  // outcome
@@ -198,7 +199,8 @@ func TestToolNameLabelsAreValidUTF8(t *testing.T) {
 }
 
 // TestDecisionCacheEvictionsAreCounted: a decision the cache forgets to make room is counted
-// by the decision it was, since a later span of that trace starts the trace over.
+// by the decision it was. A kept one leaves a mark in the dropped set (so its later spans
+// are dropped, not started over), which takes a slot there like a drop.
 func TestDecisionCacheEvictionsAreCounted(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
@@ -212,7 +214,9 @@ func TestDecisionCacheEvictionsAreCounted(t *testing.T) {
 	}
 	h.Advance(3 * time.Second)
 	assert.EqualValues(t, 2, h.Sum(metadata.MetricCacheEvictions, attribute.String("decision", "kept")))
-	assert.EqualValues(t, 2, h.Sum(metadata.MetricCacheEvictions, attribute.String("decision", "dropped")))
+	assert.EqualValues(t, 2+2, h.Sum(metadata.MetricCacheEvictions, attribute.String("decision", "dropped")),
+		"three drops and two forgotten marks in a set of one")
+	assert.EqualValues(t, 2, h.Sum(metadata.MetricSignalEvictions, attribute.String("reason", "storm")))
 }
 
 // TestBoundedCountersStartAtZero: before any span, the counters the dashboard reads by
@@ -231,7 +235,7 @@ func TestBoundedCountersStartAtZero(t *testing.T) {
 		series []string
 	}{
 		{metadata.MetricSpansReceived, []string{""}},
-		{metadata.MetricSpansDropped, []string{"cause=sampled_out", "cause=late", "cause=next_consumer_error", "cause=shutdown", "cause=unpack_error"}},
+		{metadata.MetricSpansDropped, []string{"cause=sampled_out", "cause=late", "cause=next_consumer_error", "cause=shutdown", "cause=unpack_error", "cause=forgotten"}},
 		{metadata.MetricEarlyDecisions, []string{"cause=memory_pressure", "cause=trace_bytes", "cause=shutdown"}},
 		{metadata.MetricTraces, traces},
 	} {

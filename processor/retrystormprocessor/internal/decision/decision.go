@@ -43,6 +43,11 @@ type Rates struct {
 	// Tools are per-tool clean percents: a clean trace touching tools with an override is
 	// kept at the largest of their overrides instead of Clean.
 	Tools map[string]float64
+	// IgnoreTraceStateRandomness derives every trace's randomness from its trace id, never
+	// from an `ot=rv` in its tracestate: a client that writes rv at its maximum keeps its
+	// traces at any rate, which a gateway facing untrusted clients must not allow. Stamped
+	// tracestates then lose their rv, so the threshold they carry is one the trace id passes.
+	IgnoreTraceStateRandomness bool
 }
 
 // Policy holds the thresholds derived from Rates. It is read-only after NewPolicy and safe
@@ -53,11 +58,13 @@ type Policy struct {
 	tools map[string]sampling.Threshold
 	// strictest is the highest clean threshold, whatever the tools.
 	strictest sampling.Threshold
+	// ignoreRV: Rates.IgnoreTraceStateRandomness.
+	ignoreRV bool
 }
 
 // NewPolicy converts percents to thresholds.
 func NewPolicy(r Rates) (*Policy, error) {
-	p := &Policy{tools: make(map[string]sampling.Threshold, len(r.Tools))}
+	p := &Policy{tools: make(map[string]sampling.Threshold, len(r.Tools)), ignoreRV: r.IgnoreTraceStateRandomness}
 	var err error
 	for i, reason := range SignalReasons {
 		pct, ok := r.Keep[reason]
@@ -88,7 +95,7 @@ func NewPolicy(r Rates) (*Policy, error) {
 // randomness passes never changes that.) Such a trace is analysed whether or not it is
 // clean, so nothing needs proving first.
 func (p *Policy) KeepsClean(traceID pcommon.TraceID, traceState string) bool {
-	rnd, _, _ := carried(Input{TraceID: traceID, TraceState: traceState})
+	rnd, _, _ := p.carried(Input{TraceID: traceID, TraceState: traceState})
 	return p.strictest != sampling.NeverSampleThreshold && p.strictest.ShouldSample(rnd)
 }
 
@@ -143,7 +150,7 @@ func (p *Policy) Decide(in Input) Decision {
 		}
 	}
 	d.Stamp = !signalled || d.Threshold != sampling.AlwaysSampleThreshold
-	rnd, incoming, ok := carried(in)
+	rnd, incoming, ok := p.carried(in)
 	if d.Stamp && ok && sampling.ThresholdGreater(incoming, d.Threshold) {
 		d.Threshold = incoming
 	}
@@ -166,9 +173,10 @@ func (p *Policy) cleanThreshold(tools []string) sampling.Threshold {
 	return th
 }
 
-// carried returns the randomness of the trace (explicit `rv` else the trace id) and the
-// incoming threshold when one is present and consistent with that randomness.
-func carried(in Input) (sampling.Randomness, sampling.Threshold, bool) {
+// carried returns the randomness of the trace (explicit `rv` else the trace id; the trace id
+// alone when the policy ignores rv) and the incoming threshold when one is present and
+// consistent with that randomness.
+func (p *Policy) carried(in Input) (sampling.Randomness, sampling.Threshold, bool) {
 	rnd := sampling.TraceIDToRandomness(in.TraceID)
 	if in.TraceState == "" {
 		return rnd, sampling.AlwaysSampleThreshold, false
@@ -177,7 +185,7 @@ func carried(in Input) (sampling.Randomness, sampling.Threshold, bool) {
 	if err != nil {
 		return rnd, sampling.AlwaysSampleThreshold, false
 	}
-	if rv, ok := ts.OTelValue().RValueRandomness(); ok {
+	if rv, ok := ts.OTelValue().RValueRandomness(); ok && !p.ignoreRV {
 		rnd = rv
 	}
 	th, ok := ts.OTelValue().TValueThreshold()
@@ -193,14 +201,30 @@ func carried(in Input) (sampling.Randomness, sampling.Threshold, bool) {
 // threshold is kept (a threshold is never lowered); an unparsable tracestate, or one the
 // threshold would make invalid (its ot value past the W3C limit of 256 characters), is
 // returned unchanged with the error.
-func Stamp(raw string, th sampling.Threshold) (string, error) {
+func Stamp(raw string, th sampling.Threshold) (string, error) { return stamp(raw, th, false) }
+
+// Stamp is the package's Stamp for the traces this policy decided: when it ignores rv, the
+// rv is removed too, so the randomness a reader derives (the trace id's) passes th.
+func (p *Policy) Stamp(raw string, th sampling.Threshold) (string, error) {
+	return stamp(raw, th, p.ignoreRV)
+}
+
+func stamp(raw string, th sampling.Threshold, clearRV bool) (string, error) {
 	ts, err := sampling.NewW3CTraceState(raw)
 	if err != nil {
 		return raw, fmt.Errorf("parse tracestate: %w", err)
 	}
 	otel := ts.OTelValue()
-	if cur, ok := otel.TValueThreshold(); ok && !sampling.ThresholdLessThan(cur, th) {
+	_, hasRV := otel.RValueRandomness()
+	clearRV = clearRV && hasRV
+	if cur, ok := otel.TValueThreshold(); ok && !sampling.ThresholdLessThan(cur, th) && !clearRV {
 		return raw, nil
+	}
+	if clearRV {
+		otel.ClearRValue()
+		if cur, ok := otel.TValueThreshold(); ok && !sampling.ThresholdLessThan(cur, th) {
+			th = cur
+		}
 	}
 	if err := otel.UpdateTValueWithSampling(th); err != nil {
 		return raw, fmt.Errorf("update tracestate threshold: %w", err)

@@ -143,6 +143,7 @@ func TestKeepsCleanMatchesDecide(t *testing.T) {
 		{Clean: 100},
 		{Clean: 5, Tools: map[string]float64{"a": 50, "b": 1}},
 		{Clean: 20, Tools: map[string]float64{"a": 0}},
+		{Clean: 5, IgnoreTraceStateRandomness: true},
 	} {
 		p, err := NewPolicy(r)
 		require.NoError(t, err)
@@ -159,5 +160,43 @@ func TestKeepsCleanMatchesDecide(t *testing.T) {
 			}
 			assert.Equal(t, want, p.KeepsClean(id, ts), "rates %+v, trace %x, tracestate %q", r, id, ts)
 		}
+	}
+}
+
+// A client keeps its clean trace at any rate by writing rv at its maximum; a policy that
+// ignores tracestate randomness samples it from its trace id, and the threshold it stamps
+// is one the trace id passes, with the client's rv removed.
+func TestIgnoringTraceStateRandomness(t *testing.T) {
+	low := idWithRandomness(0x00000000000010)  // passes no 5% threshold
+	high := idWithRandomness(0xffffffffffff00) // passes every threshold
+	forced := "ot=rv:ffffffffffffff"
+	honours, err := NewPolicy(Rates{Clean: 5})
+	require.NoError(t, err)
+	ignores, err := NewPolicy(Rates{Clean: 5, IgnoreTraceStateRandomness: true})
+	require.NoError(t, err)
+
+	assert.True(t, honours.Decide(Input{TraceID: low, TraceState: forced}).Keep, "the sampling spec: rv is the randomness")
+	assert.True(t, honours.KeepsClean(low, forced))
+	assert.False(t, ignores.Decide(Input{TraceID: low, TraceState: forced}).Keep, "rv ignored: the trace id decides")
+	assert.False(t, ignores.KeepsClean(low, forced))
+	d := ignores.Decide(Input{TraceID: high, TraceState: forced})
+	assert.True(t, d.Keep)
+	// A threshold the trace id does not pass, sent with the rv that does, is a lie once rv
+	// is ignored.
+	assert.False(t, ignores.Decide(Input{TraceID: low, TraceState: "ot=rv:ffffffffffffff;th:fff"}).Keep)
+	assert.True(t, ignores.Decide(Input{TraceID: low, Signals: Signals{true}, TraceState: forced}).Keep, "signals are kept as before")
+
+	five := th(t, "f3333")
+	for _, tt := range []struct{ in, honoured, ignored string }{
+		{"", "ot=th:f3333", "ot=th:f3333"},
+		{forced, "ot=rv:ffffffffffffff;th:f3333", "ot=th:f3333"},
+		{"vendor=a,ot=rv:ffffffffffffff;th:fff", "vendor=a,ot=rv:ffffffffffffff;th:fff", "ot=th:fff,vendor=a"},
+	} {
+		got, err := honours.Stamp(tt.in, five)
+		require.NoError(t, err)
+		assert.Equal(t, tt.honoured, got, "honoured %q", tt.in)
+		got, err = ignores.Stamp(tt.in, five)
+		require.NoError(t, err)
+		assert.Equal(t, tt.ignored, got, "ignored %q", tt.in)
 	}
 }

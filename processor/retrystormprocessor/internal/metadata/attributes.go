@@ -12,6 +12,7 @@ const (
 	AttributeLateDecisionKept        = "kept"
 	AttributeLateDecisionDropped     = "dropped"
 	AttributeLateDecisionProvisional = "provisional"
+	AttributeLateDecisionForgotten   = "forgotten"
 
 	// reason: traces, late_signals.
 	AttributeReasonStorm      = "storm"
@@ -21,12 +22,20 @@ const (
 	AttributeReasonIncomplete = "incomplete"
 	AttributeReasonClean      = "clean"
 
+	// signal_reason (reason): signal_decisions_evicted.
+	AttributeSignalReasonStorm      = "storm"
+	AttributeSignalReasonToolError  = "tool_error"
+	AttributeSignalReasonDivergence = "divergence"
+	AttributeSignalReasonSpanError  = "span_error"
+	AttributeSignalReasonIncomplete = "incomplete"
+
 	// drop_cause (cause): spans_dropped.
 	AttributeDropCauseSampledOut        = "sampled_out"
 	AttributeDropCauseLate              = "late"
 	AttributeDropCauseNextConsumerError = "next_consumer_error"
 	AttributeDropCauseShutdown          = "shutdown"
 	AttributeDropCauseUnpackError       = "unpack_error"
+	AttributeDropCauseForgotten         = "forgotten"
 
 	// early_cause (cause): early_decisions.
 	AttributeEarlyCauseMemoryPressure = "memory_pressure"

@@ -35,6 +35,7 @@ const (
 	MetricBufferedSpans      = prefix + "buffered_spans"
 	MetricDecisionLatency    = prefix + "decision_latency"
 	MetricCacheEvictions     = prefix + "decision_cache_evictions"
+	MetricSignalEvictions    = prefix + "signal_decisions_evicted"
 	MetricUnseenToolCalls    = prefix + "unseen_tool_calls"
 	MetricRedactions         = prefix + "redactions"
 	MetricValuesNotHunted    = prefix + "payload_values_not_hunted"
@@ -76,6 +77,7 @@ type TelemetryBuilder struct {
 	ProcessorRetryStormEarlyDecisions     metric.Int64Counter
 	ProcessorRetryStormLateSignals        metric.Int64Counter
 	ProcessorRetryStormCacheEvictions     metric.Int64Counter
+	ProcessorRetryStormSignalEvictions    metric.Int64Counter
 	ProcessorRetryStormUnseenToolCalls    metric.Int64ObservableCounter
 	ProcessorRetryStormRedactions         metric.Int64Counter
 	ProcessorRetryStormValuesNotHunted    metric.Int64Counter
@@ -129,7 +131,7 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 	return []counterSpec{
 		{&b.ProcessorRetryStormSpansReceived, MetricSpansReceived, "{span}", "Spans received by the processor."},
 		{&b.ProcessorRetryStormSpansForwarded, MetricSpansForwarded, "{span}", "Spans passed to the next consumer, late spans of kept traces included."},
-		{&b.ProcessorRetryStormSpansDropped, MetricSpansDropped, "{span}", "Spans not forwarded, by cause (sampled_out, late, next_consumer_error, shutdown, unpack_error)."},
+		{&b.ProcessorRetryStormSpansDropped, MetricSpansDropped, "{span}", "Spans not forwarded, by cause (sampled_out, late, next_consumer_error, shutdown, unpack_error, forgotten)."},
 		{&b.ProcessorRetryStormToolAttempts, MetricToolAttempts, "{attempt}", "Tool-call attempts in decided traces."},
 		{&b.ProcessorRetryStormIncompleteAttempts, MetricIncompleteAttempts, "{attempt}", "Attempts missing a required or carried field."},
 		{&b.ProcessorRetryStormTimestampsClamped, MetricTimestampsClamped, "{timestamp}", "Tool-attempt start or end times past 2262-04-11 (int64 nanoseconds) clamped to that instant, by field (start, end)."},
@@ -138,15 +140,16 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 		{&b.ProcessorRetryStormStatusFlipCalls, MetricStatusFlipCalls, "{call}", "Calls whose attempts had more than one distinct status."},
 		{&b.ProcessorRetryStormFindings, MetricFindings, "{finding}", "Divergence findings, by kind."},
 		{&b.ProcessorRetryStormStatusRemapped, MetricStatusRemapped, "{span}", "Kept spans whose status was remapped to ERROR from an isError result or the tool's own failure report."},
-		{&b.ProcessorRetryStormTraces, MetricTraces, "{trace}", "Traces decided, by decision (kept, dropped) and reason."},
-		{&b.ProcessorRetryStormLateSpans, MetricLateSpans, "{span}", "Spans that arrived after their trace's decision, by decision (kept, dropped, provisional)."},
+		{&b.ProcessorRetryStormTraces, MetricTraces, "{trace}", "Traces decided, by decision (kept, dropped) and reason; a trace decided in parts (provisional decisions) is counted once, at its first decision."},
+		{&b.ProcessorRetryStormLateSpans, MetricLateSpans, "{span}", "Spans that arrived after their trace's decision, by decision (kept, dropped, provisional, forgotten)."},
 		{&b.ProcessorRetryStormEarlyDecisions, MetricEarlyDecisions, "{trace}", "Traces decided before their deadline, by cause (memory_pressure, trace_bytes, shutdown)."},
 		{&b.ProcessorRetryStormLateSignals, MetricLateSignals, "{trace}", "Rests of provisionally decided traces that brought a signal and were kept, by cause of the provisional decision (memory_pressure, trace_bytes) and reason."},
 		{&b.ProcessorRetryStormRedactions, MetricRedactions, "{value}", "Tool payloads removed from kept spans, by where (tool_span, idempotency_key, message, event, scrubbed, unparseable, configured)."},
 		{&b.ProcessorRetryStormValuesNotHunted, MetricValuesNotHunted, "{value}", "Distinct tool payload values of kept traces that scrubbing did not hunt because their trace (or batch of late spans) held more than redaction.max_hunted_values; a copy of one outside tool spans and message structures is forwarded as it came."},
 		{&b.ProcessorRetryStormStaleSuspects, MetricStaleSuspects, "{attempt}", "Stale-cache suspects whose result no earlier trace had shown when their trace was decided, by outcome (held, resolved, expired, evicted)."},
 		{&b.ProcessorRetryStormLateFindings, MetricLateFindings, "{finding}", "Findings found after their trace was decided, by outcome (forwarded, trace_dropped, next_consumer_error, shutdown)."},
-		{&b.ProcessorRetryStormCacheEvictions, MetricCacheEvictions, "{trace}", "Trace decisions forgotten to make room in the decision cache, by decision (kept, dropped); a later span of such a trace starts it over."},
+		{&b.ProcessorRetryStormCacheEvictions, MetricCacheEvictions, "{trace}", "Trace decisions forgotten to make room in the decision cache, by decision (kept, dropped); a later span of a forgotten kept trace is dropped, of a forgotten dropped trace starts it over."},
+		{&b.ProcessorRetryStormSignalEvictions, MetricSignalEvictions, "{trace}", "Kept decisions of traces with a signal forgotten by the decision cache, which forgets clean ones first, by reason; each is logged, and later spans of its trace are dropped."},
 	}
 }
 
