@@ -147,7 +147,7 @@ func (b ValueBuilder) Add(span ptrace.Span) {
 			continue
 		}
 		for _, src := range r.sources {
-			if el, ok := src.read(k, v); ok {
+			for el := range src.read(k, v) {
 				r.addPayload(k, el)
 			}
 		}
