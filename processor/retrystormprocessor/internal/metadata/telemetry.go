@@ -39,6 +39,7 @@ const (
 	MetricValuesNotHunted    = prefix + "payload_values_not_hunted"
 	MetricStaleSuspects      = prefix + "stale_cache_suspects"
 	MetricLateFindings       = prefix + "late_findings"
+	MetricClientAnnotations  = prefix + "client_annotations_removed"
 )
 
 // metricStability ends every description, as mdatagen appends a metric's stability.
@@ -80,6 +81,7 @@ type TelemetryBuilder struct {
 	ProcessorRetryStormValuesNotHunted    metric.Int64Counter
 	ProcessorRetryStormStaleSuspects      metric.Int64Counter
 	ProcessorRetryStormLateFindings       metric.Int64Counter
+	ProcessorRetryStormClientAnnotations  metric.Int64Counter
 	ProcessorRetryStormBufferedBytes      metric.Int64ObservableGauge
 	ProcessorRetryStormBufferedTraces     metric.Int64ObservableGauge
 	ProcessorRetryStormBufferedSpans      metric.Int64ObservableGauge
@@ -141,6 +143,7 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 		{&b.ProcessorRetryStormUnseenToolCalls, MetricUnseenToolCalls, "{call}", "Tool calls in decided traces that retry_storm could not see, by reason (unanswered, arguments_unread, result_unread) and instrumentation scope (scope names bounded, overflow _other)."},
 		{&b.ProcessorRetryStormStaleSuspects, MetricStaleSuspects, "{attempt}", "Stale-cache suspects whose result no earlier trace had shown when their trace was decided, by outcome (held, resolved, expired, evicted)."},
 		{&b.ProcessorRetryStormLateFindings, MetricLateFindings, "{finding}", "Findings found after their trace was decided, by outcome (forwarded, trace_dropped, next_consumer_error, shutdown)."},
+		{&b.ProcessorRetryStormClientAnnotations, MetricClientAnnotations, "{annotation}", "Attributes under retrystorm. that arrived with spans and were removed before anything read them (but the configuration's input attributes), and span and event names under it that were renamed, by where (span, event, link, resource, scope, span_name, event_name)."},
 		{&b.ProcessorRetryStormCacheEvictions, MetricCacheEvictions, "{trace}", "Trace decisions forgotten to make room in the decision cache, by decision (kept, dropped); a later span of such a trace starts it over."},
 	}
 }

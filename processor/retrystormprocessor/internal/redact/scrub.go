@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
 )
 
 // Scrubbed replaces a hunted value found inside another string.
@@ -188,20 +190,19 @@ func valueHolds(v pcommon.Value, vals *Values, depth int) bool {
 }
 
 // scrubMap scrubs the strings of m but for retry_storm's own annotations, which hold
-// only what the analysis derived (hashes, call keys, tool names, the summary record).
+// only what the analysis derived (hashes, call keys, tool names, the summary record). An
+// attribute a client set under retry_storm's namespace never gets here (package inbound
+// removes it on arrival) but for the configuration's inputs, which are scrubbed like any.
 func scrubMap(m pcommon.Map, vals *Values) int {
 	n := 0
 	for k, v := range m.All() {
-		if strings.HasPrefix(k, annotationPrefix) {
+		if stormrecord.Written(k) {
 			continue
 		}
 		n += scrubValue(v, vals, 0)
 	}
 	return n
 }
-
-// annotationPrefix starts the attributes and events retry_storm writes.
-const annotationPrefix = "retrystorm."
 
 func scrubValue(v pcommon.Value, vals *Values, depth int) int {
 	switch v.Type() {
