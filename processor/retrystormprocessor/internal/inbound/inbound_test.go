@@ -100,3 +100,23 @@ func TestARepeatedKeyGoesEveryTime(t *testing.T) {
 		t.Errorf("removed %d, left %d attributes; want 2 and 1", c.Span, span.Attributes().Len())
 	}
 }
+
+// BenchmarkSpan is the cost of a span that carries nothing under the namespace, the usual
+// case: an agent SDK's tool span with 16 attributes and an exception event.
+func BenchmarkSpan(b *testing.B) {
+	span := ptrace.NewSpan()
+	span.SetName("execute_tool charge_card")
+	for i := range 16 {
+		span.Attributes().PutStr("gen_ai.attribute."+string(rune('a'+i)), "value")
+	}
+	ev := span.Events().AppendEmpty()
+	ev.SetName("exception")
+	ev.Attributes().PutStr("exception.message", "boom")
+	ev.Attributes().PutStr("exception.type", "Error")
+	f := New([]string{"retrystorm.read.asset"})
+	var c Counts
+	b.ReportAllocs()
+	for b.Loop() {
+		f.Span(span, &c)
+	}
+}
