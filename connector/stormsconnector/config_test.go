@@ -16,6 +16,7 @@ func TestDefaultConfigIsValidAndDocumented(t *testing.T) {
 	require.Equal(t, 100, cfg.Metrics.MaxTools)
 	require.Equal(t, 15*time.Second, cfg.Metrics.FlushInterval)
 	require.Equal(t, []string{"storm", "finding"}, cfg.Logs.Include)
+	require.False(t, cfg.AcceptUnsealed)
 }
 
 func TestConfigFromYAML(t *testing.T) {
@@ -45,7 +46,7 @@ func TestConfigFromYAML(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig()
 	sub, _ := cm.Sub("storms/tuned")
 	require.NoError(t, sub.Unmarshal(cfg))
-	require.Equal(t, &Config{Metrics: MetricsConfig{MaxTools: 20, FlushInterval: 5 * time.Second}, Logs: LogsConfig{Include: []string{"storm", "failure", "finding"}}}, cfg)
+	require.Equal(t, &Config{Metrics: MetricsConfig{MaxTools: 20, FlushInterval: 5 * time.Second}, Logs: LogsConfig{Include: []string{"storm", "failure", "finding"}}, AcceptUnsealed: true}, cfg)
 }
 
 func TestUnknownKeyIsAnError(t *testing.T) {

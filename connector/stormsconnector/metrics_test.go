@@ -13,7 +13,8 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 )
 
-// attemptSpan is the last attempt of a one-attempt call to tool, as retry_storm annotates it.
+// attemptSpan is the last attempt of a one-attempt call to tool, as retry_storm annotates
+// (and seals) it.
 func attemptSpan(spans ptrace.SpanSlice, tool, tracestate string) ptrace.Span {
 	s := spans.AppendEmpty()
 	s.SetTraceID([16]byte{9})
@@ -24,6 +25,7 @@ func attemptSpan(spans ptrace.SpanSlice, tool, tracestate string) ptrace.Span {
 	a.PutInt(stormrecord.AttrCallAttempts, 1)
 	a.PutStr(stormrecord.AttrCallLayer, string(stormrecord.LayerInitial))
 	a.PutStr(stormrecord.AttrStatus, "ok")
+	stormrecord.Seal(s)
 	return s
 }
 
@@ -65,6 +67,7 @@ func TestALateFindingCountsOnlyItsFinding(t *testing.T) {
 	ev := span.Events().AppendEmpty()
 	ev.SetName(stormrecord.FindingEvent)
 	ev.Attributes().PutStr(stormrecord.FindingKind, "stale_cache_suspect")
+	stormrecord.Seal(span)
 	got := consumeMetrics(t, createDefaultConfig(), td)
 	require.Equal(t, map[string]float64{`{"kind":"stale_cache_suspect","tool":"lookup"}`: 1}, got["retrystorm.findings"])
 	require.NotContains(t, got, "retrystorm.storms", "the storm was counted with its trace")

@@ -12,7 +12,7 @@ var written = map[string]struct{}{
 	AttrCallKey: {}, AttrCallAttempt: {}, AttrCallAttempts: {}, AttrCallLayer: {}, AttrCallStorm: {},
 	AttrCallClass: {}, AttrCallTool: {}, AttrStatus: {}, AttrArgsHash: {}, AttrResultHash: {},
 	AttrIdemHash: {}, AttrFollowed: {}, AttrStatusRemap: {}, AttrTraceStorms: {}, AttrTraceFinding: {},
-	AttrTraceUnseen: {}, AttrSampling: {}, AttrCallSummary: {}, AttrFindingSummary: {},
+	AttrTraceUnseen: {}, AttrSampling: {}, AttrCallSummary: {}, AttrFindingSummary: {}, AttrSeal: {},
 }
 
 // Written reports whether key is an attribute the processor writes on spans: what it

@@ -83,6 +83,7 @@ func TestClientsCannotWriteTheProcessorsOutput(t *testing.T) {
 	h.Advance(cfg.DecisionWait + time.Second)
 
 	out := h.Sink.AllTraces()
+	sealer := stormrecord.NewSealer()
 	var summaries []stormrecord.Record
 	traces := map[string]bool{}
 	for _, td := range out {
@@ -96,6 +97,7 @@ func TestClientsCannotWriteTheProcessorsOutput(t *testing.T) {
 				}
 				for _, s := range ss.Spans().All() {
 					traces[s.TraceID().String()] = true
+					require.NotEqual(t, stormrecord.Unsealed, sealer.Check(s), "a span forwarded with annotations the processor did not seal")
 					require.NotEqual(t, stormrecord.LateFindingSpan, s.Name(), "a client's span keeps the processor's name")
 					if v, ok := s.Attributes().Get(stormrecord.AttrCallSummary); ok {
 						r, err := stormrecord.ParseCallSummary(v, s)
@@ -128,6 +130,13 @@ func TestClientsCannotWriteTheProcessorsOutput(t *testing.T) {
 	require.Equal(t, stormID.String(), summaries[0].TraceID)
 	require.Equal(t, 3, summaries[0].Attempts)
 	require.Equal(t, "transient_dependency", *summaries[0].Class)
+	for _, td := range out {
+		for _, s := range buffertest.AllSpans(td) {
+			if _, ok := s.Attributes().Get(stormrecord.AttrCallSummary); ok {
+				require.Equal(t, stormrecord.Sealed, sealer.Check(s), "the processor's record is sealed")
+			}
+		}
+	}
 
 	spans := int64((clean + 1) * (2 + 1)) // each trace: root and tool spans, plus the forged late-finding span
 	spans += 2                            // the storm trace has three attempts
