@@ -152,6 +152,26 @@ func scrubJSON(doc string, vals *Values) (string, int) {
 // replacements made.
 func (r *Redactor) Map(m pcommon.Map, vals *Values) int { return scrubMap(m, vals) }
 
+// Scope scrubs an instrumentation scope (its name, version and attributes) of vals and
+// returns the replacements made.
+func (r *Redactor) Scope(scope pcommon.InstrumentationScope, vals *Values) int {
+	n := scrubMap(scope.Attributes(), vals)
+	if s, k := vals.Scrub(scope.Name()); k > 0 {
+		scope.SetName(s)
+		n += k
+	}
+	if s, k := vals.Scrub(scope.Version()); k > 0 {
+		scope.SetVersion(s)
+		n += k
+	}
+	return n
+}
+
+// ScopeHolds reports whether the name, version or an attribute of scope holds one of vals.
+func ScopeHolds(scope pcommon.InstrumentationScope, vals *Values) bool {
+	return vals.Holds(scope.Name()) || vals.Holds(scope.Version()) || Holds(scope.Attributes(), vals)
+}
+
 // Holds reports whether a string of m holds one of vals.
 func Holds(m pcommon.Map, vals *Values) bool {
 	if vals.Len() == 0 {
