@@ -102,7 +102,7 @@ func ptr[T any](v T) *T { return &v }
 func spanID(attempt int) pcommon.SpanID { return pcommon.SpanID{0x19, 0, 0, 0, 0, 0, 0, byte(attempt)} }
 
 // seedTrace is the record's three attempts as spans, the summary on the last, as the
-// processor leaves them.
+// processor leaves them (sealed).
 func seedTrace(t *testing.T, attempts []seedAttempt) ptrace.Traces {
 	t.Helper()
 	summary, err := json.Marshal(seedRecord(attempts))
@@ -118,6 +118,7 @@ func seedTrace(t *testing.T, attempts []seedAttempt) ptrace.Traces {
 		span.SetEndTimestamp(pcommon.Timestamp(a.TEnd * int64(time.Millisecond)))
 		if i == len(attempts)-1 {
 			span.Attributes().PutStr(stormrecord.AttrCallSummary, string(summary))
+			stormrecord.Seal(span)
 		}
 	}
 	return td

@@ -11,6 +11,10 @@ import (
 type Config struct {
 	Metrics MetricsConfig `mapstructure:"metrics"`
 	Logs    LogsConfig    `mapstructure:"logs"`
+	// AcceptUnsealed reads annotations no retry_storm processor of this collector sealed:
+	// annotations another collector's retry_storm wrote, read back over OTLP by a collector
+	// whose every sender is trusted (README, "Which spans are read"). Default false.
+	AcceptUnsealed bool `mapstructure:"accept_unsealed"`
 	// prevent unkeyed literal initialization
 	_ struct{}
 }

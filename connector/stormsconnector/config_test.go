@@ -17,6 +17,7 @@ func TestDefaultConfigIsValidAndDocumented(t *testing.T) {
 	require.Equal(t, 15*time.Second, cfg.Metrics.FlushInterval)
 	require.Equal(t, time.Minute, cfg.Metrics.NewSeriesHold)
 	require.Equal(t, []string{"storm", "finding"}, cfg.Logs.Include)
+	require.False(t, cfg.AcceptUnsealed)
 }
 
 func TestConfigFromYAML(t *testing.T) {
@@ -48,7 +49,7 @@ func TestConfigFromYAML(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig()
 	sub, _ := cm.Sub("storms/tuned")
 	require.NoError(t, sub.Unmarshal(cfg))
-	require.Equal(t, &Config{Metrics: MetricsConfig{MaxTools: 20, FlushInterval: 5 * time.Second, NewSeriesHold: 15 * time.Second}, Logs: LogsConfig{Include: []string{"storm", "failure", "finding"}}}, cfg)
+	require.Equal(t, &Config{Metrics: MetricsConfig{MaxTools: 20, FlushInterval: 5 * time.Second, NewSeriesHold: 15 * time.Second}, Logs: LogsConfig{Include: []string{"storm", "failure", "finding"}}, AcceptUnsealed: true}, cfg)
 }
 
 func TestUnknownKeyIsAnError(t *testing.T) {

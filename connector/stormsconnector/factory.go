@@ -27,7 +27,11 @@ func createTracesToMetrics(_ context.Context, set connector.Settings, cfg compon
 	if err != nil {
 		return nil, err
 	}
-	return newStormMetrics(cfg.(*Config).Metrics, next, set.Logger, malformed), nil
+	seal, err := newSealCheck(set, cfg.(*Config).AcceptUnsealed)
+	if err != nil {
+		return nil, err
+	}
+	return newStormMetrics(cfg.(*Config).Metrics, next, set.Logger, malformed, seal), nil
 }
 
 func createTracesToLogs(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Traces, error) {
@@ -35,7 +39,11 @@ func createTracesToLogs(_ context.Context, set connector.Settings, cfg component
 	if err != nil {
 		return nil, err
 	}
-	return &stormRecords{cfg: cfg.(*Config).Logs, next: next, logger: set.Logger, malformed: malformed}, nil
+	seal, err := newSealCheck(set, cfg.(*Config).AcceptUnsealed)
+	if err != nil {
+		return nil, err
+	}
+	return &stormRecords{cfg: cfg.(*Config).Logs, next: next, logger: set.Logger, malformed: malformed, seal: seal}, nil
 }
 
 // malformedCounter is the connector's count of records it skipped because they did not

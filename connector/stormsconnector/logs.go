@@ -35,6 +35,7 @@ type stormRecords struct {
 	next      consumer.Logs
 	logger    *zap.Logger
 	malformed func(context.Context, int64)
+	seal      *sealCheck
 }
 
 func (r *stormRecords) Capabilities() consumer.Capabilities {
@@ -65,10 +66,15 @@ func (r *stormRecords) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 		scopes[name] = sl.LogRecords()
 		return scopes[name]
 	}
-	malformed := 0
+	malformed, unsealed := 0, 0
 	now := pcommon.NewTimestampFromTime(time.Now())
+	check := r.seal.forCall()
 	for _, span := range tracespans.All(td) {
 		attrs := span.Attributes()
+		if !check.admits(span) {
+			unsealed++
+			continue
+		}
 		if v, ok := attrs.Get(stormrecord.AttrCallSummary); ok {
 			record, err := stormrecord.ParseCallSummary(v, span)
 			if err != nil {
@@ -105,6 +111,7 @@ func (r *stormRecords) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 	if malformed > 0 {
 		r.malformed(ctx, int64(malformed))
 	}
+	r.seal.skipped(ctx, r.logger, unsealed)
 	if ld.LogRecordCount() == 0 {
 		return nil
 	}

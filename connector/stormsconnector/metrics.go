@@ -75,6 +75,7 @@ type stormMetrics struct {
 	next      consumer.Metrics
 	logger    *zap.Logger
 	malformed func(context.Context, int64)
+	seal      *sealCheck
 
 	mu     sync.Mutex
 	start  pcommon.Timestamp
@@ -88,9 +89,9 @@ type stormMetrics struct {
 	done chan struct{}
 }
 
-func newStormMetrics(cfg MetricsConfig, next consumer.Metrics, logger *zap.Logger, malformed func(context.Context, int64)) *stormMetrics {
+func newStormMetrics(cfg MetricsConfig, next consumer.Metrics, logger *zap.Logger, malformed func(context.Context, int64), seal *sealCheck) *stormMetrics {
 	return &stormMetrics{
-		cfg: cfg, next: next, logger: logger, malformed: malformed,
+		cfg: cfg, next: next, logger: logger, malformed: malformed, seal: seal,
 		start: pcommon.NewTimestampFromTime(time.Now()),
 		sums:  map[series]float64{}, tools: map[string]bool{},
 		held: zerostart.New[series](cfg.NewSeriesHold),
@@ -134,11 +135,16 @@ func (m *stormMetrics) flushLoop() {
 	}
 }
 
-// ConsumeTraces counts the annotations of td's spans (README, "What is counted").
+// ConsumeTraces counts the annotations of td's spans (README, "What is counted"): those
+// retry_storm sealed.
 func (m *stormMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	malformed := 0
+	malformed, unsealed := 0, 0
 	m.mu.Lock()
 	for _, span := range tracespans.All(td) {
+		if !m.seal.admits(span) {
+			unsealed++
+			continue
+		}
 		if !m.countSpan(span) {
 			malformed++
 		}
@@ -147,6 +153,7 @@ func (m *stormMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 	if malformed > 0 {
 		m.malformed(ctx, int64(malformed))
 	}
+	m.seal.skipped(ctx, m.logger, unsealed)
 	return nil
 }
 

@@ -15,7 +15,8 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 )
 
-// attemptSpan is the last attempt of a one-attempt call to tool, as retry_storm annotates it.
+// attemptSpan is the last attempt of a one-attempt call to tool, as retry_storm annotates
+// (and seals) it.
 func attemptSpan(spans ptrace.SpanSlice, tool, tracestate string) ptrace.Span {
 	s := spans.AppendEmpty()
 	s.SetTraceID([16]byte{9})
@@ -26,6 +27,7 @@ func attemptSpan(spans ptrace.SpanSlice, tool, tracestate string) ptrace.Span {
 	a.PutInt(stormrecord.AttrCallAttempts, 1)
 	a.PutStr(stormrecord.AttrCallLayer, string(stormrecord.LayerInitial))
 	a.PutStr(stormrecord.AttrStatus, "ok")
+	stormrecord.Seal(s)
 	return s
 }
 
@@ -67,6 +69,7 @@ func TestALateFindingCountsOnlyItsFinding(t *testing.T) {
 	ev := span.Events().AppendEmpty()
 	ev.SetName(stormrecord.FindingEvent)
 	ev.Attributes().PutStr(stormrecord.FindingKind, "stale_cache_suspect")
+	stormrecord.Seal(span)
 	got := consumeMetrics(t, createDefaultConfig(), td)
 	require.Equal(t, map[string]float64{`{"kind":"stale_cache_suspect","tool":"lookup"}`: 1}, got["retrystorm.findings"])
 	require.NotContains(t, got, "retrystorm.storms", "the storm was counted with its trace")
@@ -78,7 +81,7 @@ func TestALateFindingCountsOnlyItsFinding(t *testing.T) {
 func TestNewSeriesStartAtZero(t *testing.T) {
 	cfg := createDefaultConfig().Metrics
 	cfg.NewSeriesHold = 10 * time.Second
-	m := newStormMetrics(cfg, consumertest.NewNop(), zap.NewNop(), func(context.Context, int64) {})
+	m := newStormMetrics(cfg, consumertest.NewNop(), zap.NewNop(), func(context.Context, int64) {}, &sealCheck{accept: true})
 	calls := func(at time.Time, final bool) map[string]float64 {
 		out := map[string]float64{}
 		ms := m.snapshot(at, final).ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()

@@ -97,6 +97,7 @@ func TestIncludeSelectsTheRecordsSent(t *testing.T) {
 		sp := spans.AppendEmpty()
 		span.CopyTo(sp)
 		sp.Attributes().PutStr(stormrecord.AttrCallSummary, s)
+		stormrecord.Seal(sp)
 	}
 	for include, want := range map[string]int{includeStorm: 1, includeFailure: 1, includeFinding: 0} {
 		sink := new(consumertest.LogsSink)

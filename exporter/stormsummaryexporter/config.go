@@ -54,6 +54,10 @@ type Config struct {
 	Rotation RotationConfig `mapstructure:"rotation"`
 	// Dedup bounds the memory of written record ids.
 	Dedup DedupConfig `mapstructure:"dedup"`
+	// AcceptUnsealed writes records no retry_storm processor of this collector sealed:
+	// records another collector's retry_storm wrote, read back over OTLP by a collector
+	// whose every sender is trusted (README, "Which records are read"). Default false.
+	AcceptUnsealed bool `mapstructure:"accept_unsealed"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

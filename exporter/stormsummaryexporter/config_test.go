@@ -53,6 +53,7 @@ func TestLoadConfig(t *testing.T) {
 				assert.Equal(t, "http://localhost:16686/trace/{trace_id}?call={call_key}&run={run_id}", cfg.TraceURL)
 				assert.Equal(t, RotationConfig{MaxMegabytes: 20, MaxBackups: 3, Compress: true}, cfg.Rotation)
 				assert.Equal(t, DedupConfig{RememberedIDs: 5000, SeedBytes: 65536}, cfg.Dedup)
+				assert.True(t, cfg.AcceptUnsealed)
 				assert.Equal(t, 2*time.Second, cfg.TimeoutConfig.Timeout)
 				require.True(t, cfg.QueueConfig.HasValue())
 				assert.Equal(t, 2, cfg.QueueConfig.Get().NumConsumers)

@@ -39,6 +39,8 @@ type summaryExporter struct {
 	// written remembers, per record id written, the completeness of the line written: a
 	// more complete record of the same id is written again, anything else is a duplicate.
 	written *lru.Cache[string, stormrecord.Completeness]
+	// warnUnsealed logs the first batch with unsealed records, once: the metric counts them.
+	warnUnsealed sync.Once
 }
 
 type exporterOption func(*summaryExporter)

@@ -55,7 +55,7 @@ func newTracesExporter(ctx context.Context, set exporter.Settings, cfg *Config, 
 	if err != nil {
 		return nil, err
 	}
-	return exporterhelper.NewTraces(ctx, set, cfg, summaries.pushTraces,
+	exp, err := exporterhelper.NewTraces(ctx, set, cfg, summaries.pushTraces,
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
 		exporterhelper.WithTimeout(cfg.TimeoutConfig),
 		exporterhelper.WithRetry(cfg.RetryConfig),
@@ -63,4 +63,8 @@ func newTracesExporter(ctx context.Context, set exporter.Settings, cfg *Config, 
 		exporterhelper.WithStart(summaries.start),
 		exporterhelper.WithShutdown(summaries.shutdown),
 	)
+	if err != nil {
+		return nil, err
+	}
+	return sealedTraces{Traces: exp, summaries: summaries}, nil
 }

@@ -52,6 +52,7 @@ func addFindingSpan(t *testing.T, td ptrace.Traces, record stormrecord.FindingRe
 	encoded, err := json.Marshal(&record)
 	require.NoError(t, err)
 	span.Attributes().PutStr(stormrecord.AttrFindingSummary, string(encoded))
+	stormrecord.Seal(span)
 }
 
 var findingFieldTypes = map[string]string{

@@ -68,7 +68,7 @@ func traceIDHex(n byte) string {
 }
 
 // summaryTrace builds one trace per record's trace id: the record's attempts as spans,
-// the summary JSON on the last one, as the processor leaves them.
+// the summary JSON on the last one, as the processor leaves them (sealed).
 func summaryTrace(t *testing.T, records ...stormrecord.Record) ptrace.Traces {
 	t.Helper()
 	td := ptrace.NewTraces()
@@ -89,6 +89,7 @@ func summaryTrace(t *testing.T, records ...stormrecord.Record) ptrace.Traces {
 			if attempt == max(records[i].Attempts, 1) {
 				span.Attributes().PutStr(stormrecord.AttrCallSummary, string(summary))
 			}
+			stormrecord.Seal(span)
 		}
 	}
 	return td

@@ -214,7 +214,8 @@ func (cfg *Config) Validate() error {
 		errs = errors.Join(errs, errors.New("decision_cache.dropped_traces must not be negative"))
 	}
 	return errors.Join(errs, cfg.Sampling.validate(), cfg.Attributes.ValidateKeys("attributes"), cfg.Recognition.ValidateRules("recognition"),
-		cfg.Status.validate(), cfg.Hashing.validate(), cfg.Redaction.validate(), cfg.Divergence.validate(), cfg.Completeness.validate())
+		cfg.Status.validate(), cfg.Hashing.validate(), cfg.Redaction.validate(), cfg.Divergence.validate(), cfg.Completeness.validate(),
+		cfg.validateClientInputs())
 }
 
 func (s *StatusConfig) validate() error {

@@ -117,6 +117,12 @@ func TestLoadConfig(t *testing.T) {
 			"divergence.stale_cache.recheck_window must not be negative (0 holds no suspect)",
 			"divergence.stale_cache.held_suspects must not be negative (0 holds no suspect)",
 		}},
+		{name: "reads_annotations", wantErr: []string{
+			"attributes.args_hash[0]: retrystorm.args.hash is written by retry_storm and cannot be read from clients' spans",
+			"attributes.status[1]: retrystorm.status is written by retry_storm and cannot be read from clients' spans",
+			"recognition.agent_spans[0].attribute: retrystorm.call.summary is written by retry_storm and cannot be read from clients' spans",
+			"divergence.caveat_attribute: retrystorm.call.class is written by retry_storm and cannot be read from clients' spans",
+		}},
 		{name: "bad_redaction", wantErr: []string{
 			"redaction.min_value_length must be at least 4",
 			"redaction.max_hunted_values must be at least 1",

@@ -62,6 +62,7 @@ func (cfg *Config) bufferConfig() buffer.Config {
 			RememberedResults: sc.RememberedResults, MinAge: sc.MinAge,
 			RecheckWindow: sc.RecheckWindow, HeldSuspects: sc.HeldSuspects,
 		},
+		ClientInputs: cfg.clientInputKeys(),
 	}
 }
 

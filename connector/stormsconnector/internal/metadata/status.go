@@ -21,3 +21,7 @@ const (
 // RecordsMalformed is the connector's own counter of call summaries and finding records it
 // could not parse and skipped.
 const RecordsMalformed = "otelcol_connector_storms_records_malformed"
+
+// AnnotationsUnsealed is the connector's own counter of spans whose annotations no
+// retry_storm processor of this collector sealed, skipped.
+const AnnotationsUnsealed = "otelcol_connector_storms_annotations_unsealed"

@@ -14,6 +14,7 @@ const (
 	MetricRecordsDeduplicated = "otelcol_exporter_storm_summary_records_deduplicated"
 	MetricRecordsSuperseding  = "otelcol_exporter_storm_summary_records_superseding"
 	MetricRecordsMalformed    = "otelcol_exporter_storm_summary_records_malformed"
+	MetricRecordsUnsealed     = "otelcol_exporter_storm_summary_records_unsealed"
 	MetricWriteErrors         = "otelcol_exporter_storm_summary_write_errors"
 )
 
@@ -31,6 +32,7 @@ type TelemetryBuilder struct {
 	ExporterStormSummaryRecordsDeduplicated metric.Int64Counter
 	ExporterStormSummaryRecordsSuperseding  metric.Int64Counter
 	ExporterStormSummaryRecordsMalformed    metric.Int64Counter
+	ExporterStormSummaryRecordsUnsealed     metric.Int64Counter
 	ExporterStormSummaryWriteErrors         metric.Int64Counter
 }
 
@@ -52,6 +54,8 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 			"Summary records written for an id already written because they are more complete (a later part of a trace, a later revision), by schema; also counted in records_written.", "{record}"},
 		{&builder.ExporterStormSummaryRecordsMalformed, MetricRecordsMalformed,
 			"Call summaries and finding records on spans that could not be parsed and were skipped.", "{record}"},
+		{&builder.ExporterStormSummaryRecordsUnsealed, MetricRecordsUnsealed,
+			"Call summaries and finding records on spans that no retry_storm processor of this collector sealed, taken out of the batch before the sending queue (accept_unsealed is off).", "{record}"},
 		{&builder.ExporterStormSummaryWriteErrors, MetricWriteErrors,
 			"Failed appends of a batch to the summary file; the batch goes back to the retry and queue.", "{error}"},
 	} {

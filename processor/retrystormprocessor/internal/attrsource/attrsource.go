@@ -109,6 +109,9 @@ func (l *Lists) byKey() map[string][]string {
 	}
 }
 
+// Named is every list by its configuration key (call_id, arguments, …).
+func (l *Lists) Named() map[string][]string { return l.byKey() }
+
 // ValidateKeys reports every entry that names no attribute, as parent.list[i], lists in
 // the order of their keys. It is not Validate: confmap would call that a second time.
 func (l *Lists) ValidateKeys(parent string) error {

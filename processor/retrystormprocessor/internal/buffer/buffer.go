@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/inbound"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
@@ -29,6 +30,8 @@ type Buffer struct {
 	tel    *telemetry
 	opts   options
 	policy *decision.Policy
+	// inbound takes client annotations out of every request (processor README, "Security").
+	inbound *inbound.Filter
 
 	shards    []*shard
 	ctx       context.Context // forwarding context, cancelled when shutdown runs out of time
@@ -56,6 +59,7 @@ func New(set component.TelemetrySettings, cfg Config, next consumer.Traces, opts
 	}
 	return &Buffer{
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, opts: o, policy: policy,
+		inbound:   inbound.New(cfg.ClientInputs),
 		finishing: make(chan struct{}),
 		room:      make(chan struct{}, 1),
 	}, nil
@@ -151,10 +155,13 @@ func (b *Buffer) buffered() (bytes, traces, spans int64) {
 	return bytes, traces, spans
 }
 
-// ConsumeTraces only routes: it cuts td by trace id and hands each shard its pieces.
+// ConsumeTraces only routes: it cuts td by trace id, taking the client annotations out on
+// the way, and hands each shard its pieces.
 func (b *Buffer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	at := b.opts.now()
-	routed := route(td, len(b.shards))
+	var removed inbound.Counts
+	routed := route(td, len(b.shards), b.inbound, &removed)
+	b.tel.clientAnnotations(removed)
 	if b.opts.synchronous {
 		for i, pieces := range routed {
 			if len(pieces) > 0 {

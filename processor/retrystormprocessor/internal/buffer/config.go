@@ -39,6 +39,10 @@ type Config struct {
 	Redaction redact.Config
 	// StaleCache sizes the memory behind the stale-cache check (divergence.stale_cache).
 	StaleCache StaleCacheConfig
+	// ClientInputs are the attributes the configuration reads from clients; those under
+	// retry_storm's namespace stay on arriving spans, every other attribute under it is
+	// removed (package inbound).
+	ClientInputs []string
 }
 
 // StaleCacheConfig sizes the result memory shared by the shards and the suspects it holds.

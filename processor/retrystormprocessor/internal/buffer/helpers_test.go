@@ -71,6 +71,7 @@ func testConfig() *Config {
 		StaleCache: StaleCacheConfig{
 			RememberedResults: 100_000, MinAge: time.Minute, RecheckWindow: 2 * time.Minute, HeldSuspects: 10_000,
 		},
+		ClientInputs: []string{"retrystorm.read.asset", "retrystorm.answer.caveat", "retrystorm.answer.cited_assets"},
 	}
 }
 

@@ -200,7 +200,7 @@ func keepScratch(b []byte) []byte {
 // piecesSet is every span of td, which holds one trace, as one set.
 func piecesSet(td ptrace.Traces) spanSet {
 	var set spanSet
-	for _, pc := range splitByTrace(td) {
+	for _, pc := range splitByTrace(td, nil, nil) {
 		set.add(pc.set)
 	}
 	return set

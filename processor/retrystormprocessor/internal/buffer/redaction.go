@@ -199,10 +199,10 @@ func (s *shard) redactSet(set *spanSet, vals *redact.Values, st *redact.Stats) {
 			resCopies[o.res] = res
 		}
 		c := o
-		if scopeHolds := redact.Holds(o.ss.Scope().Attributes(), vals); scopeHolds || res != o.res {
+		if scopeHolds := redact.ScopeHolds(o.ss.Scope(), vals); scopeHolds || res != o.res {
 			c = &origin{res: res, ss: ptraceScopeCopy(o), size: o.size}
 			if scopeHolds {
-				st.Scrubbed += s.redactor.Map(c.ss.Scope().Attributes(), vals)
+				st.Scrubbed += s.redactor.Scope(c.ss.Scope(), vals)
 			}
 		}
 		copies[o] = c

@@ -206,6 +206,36 @@ func TestRedactionCopiesSharedResources(t *testing.T) {
 	require.Contains(t, v.Str(), secret)
 }
 
+// TestRedactionScrubsScopeNames: an instrumentation scope's name and version are strings a
+// backend shows like any other; a payload value in them is scrubbed (in the kept trace's
+// copy of the scope).
+func TestRedactionScrubsScopeNames(t *testing.T) {
+	cfg := testConfig()
+	cfg.NumShards = 1
+	h := newHarness(t, cfg, nil)
+	td := buffertest.ChargeCardTrace(buffertest.TraceID(1), true, false)
+	secret := "tok_scope_name_4242"
+	for _, s := range buffertest.AllSpans(td) {
+		if _, ok := s.Attributes().Get("gen_ai.tool.call.arguments"); ok {
+			s.Attributes().PutStr("gen_ai.tool.call.arguments", `{"token":"`+secret+`"}`)
+		}
+	}
+	scope := td.ResourceSpans().At(0).ScopeSpans().At(0).Scope()
+	scope.SetName("agent-sdk/" + secret)
+	scope.SetVersion(secret)
+	h.Consume(td)
+	h.Advance(cfg.DecisionWait + time.Second)
+	require.NotZero(t, h.Sink.SpanCount())
+	for _, out := range h.Sink.AllTraces() {
+		for _, rs := range out.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				require.Equal(t, "agent-sdk/[redacted]", ss.Scope().Name())
+				require.Equal(t, "[redacted]", ss.Scope().Version())
+			}
+		}
+	}
+}
+
 // TestValuesPastMaxHuntedValuesAreCounted: a kept trace whose tool result holds more
 // distinct values than max_hunted_values is scrubbed of the first ones (a copy in an
 // attribute nobody lists is gone), forwards the rest where they were copied, and counts

@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/inbound"
 )
 
 // piece holds the spans of one trace that one request brought, where the request left
@@ -15,11 +17,12 @@ type piece struct {
 	set spanSet
 }
 
-// route cuts td into one piece per trace and groups the pieces by owning shard. The
-// pieces hold td's spans (the processor declares MutatesData, so td is its own).
-func route(td ptrace.Traces, shards int) [][]piece {
+// route cuts td into one piece per trace and groups the pieces by owning shard, with the
+// client annotations in taken out and counted in c. The pieces hold td's spans (the
+// processor declares MutatesData, so td is its own).
+func route(td ptrace.Traces, shards int, in *inbound.Filter, c *inbound.Counts) [][]piece {
 	out := make([][]piece, shards)
-	for _, pc := range splitByTrace(td) {
+	for _, pc := range splitByTrace(td, in, c) {
 		i := shardOf(pc.id, shards)
 		out[i] = append(out[i], pc)
 	}
@@ -27,8 +30,10 @@ func route(td ptrace.Traces, shards int) [][]piece {
 }
 
 // splitByTrace gives each trace of td the handles of its spans, one part per scope it has
-// spans in, without moving a span. Resources and scopes are copied once per request.
-func splitByTrace(td ptrace.Traces) []piece {
+// spans in, without moving a span. Resources and scopes are copied once per request. With
+// in, the client annotations of the spans, resources and scopes are taken out on the way
+// (each span is met here anyway) and counted in c.
+func splitByTrace(td ptrace.Traces, in *inbound.Filter, c *inbound.Counts) []piece {
 	var sizer ptrace.ProtoMarshaler
 	var pieces []piece
 	index := map[pcommon.TraceID]int{}
@@ -41,7 +46,13 @@ func splitByTrace(td ptrace.Traces) []piece {
 				continue
 			}
 			if res == nil {
+				if in != nil {
+					c.Resource += in.Map(rs.Resource().Attributes())
+				}
 				res = newResourceOrigin(rs, &sizer)
+			}
+			if in != nil {
+				c.Scope += in.Map(ss.Scope().Attributes())
 			}
 			o := newOrigin(res, ss, &sizer)
 			// SDKs export trace after trace: look each trace up once per run, and size
@@ -61,7 +72,11 @@ func splitByTrace(td ptrace.Traces) []piece {
 				p := &set.parts[len(set.parts)-1]
 				p.spans = slices.Grow(p.spans, r.n)
 				for k := r.start; k < r.start+r.n; k++ {
-					p.spans = append(p.spans, spans.At(k))
+					span := spans.At(k)
+					if in != nil {
+						in.Span(span, c)
+					}
+					p.spans = append(p.spans, span)
 				}
 				set.n += r.n
 			}

@@ -55,7 +55,7 @@ func TestSplitByTrace(t *testing.T) {
 			for _, span := range tracespans.All(td) {
 				handles[span] = true
 			}
-			pieces := splitByTrace(td)
+			pieces := splitByTrace(td, nil, nil)
 			require.Len(t, pieces, len(tt.want))
 			for _, pc := range pieces {
 				for _, span := range pc.set.All() {

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
@@ -134,6 +135,8 @@ type shard struct {
 	logger   *zap.Logger
 	analyzer *analysis.Analyzer
 	redactor *redact.Redactor
+	// sealer seals what the shard forwards (processor README, "Security").
+	sealer   *stormrecord.Sealer
 	policy   *decision.Policy
 	sizer    ptrace.ProtoMarshaler
 	unpacker ptrace.ProtoUnmarshaler
@@ -190,6 +193,7 @@ const flushSpans = 2048
 func (s *shard) init(ac analysis.Config, rc redact.Config, mem findings.ResultMemory) {
 	s.analyzer = analysis.New(ac, mem)
 	s.redactor = redact.New(rc, ac.Key)
+	s.sealer = stormrecord.NewSealer()
 	s.traces = map[pcommon.TraceID]*pendingTrace{}
 	s.keys = newKeyTable()
 	s.cache = decisioncache.New[keptDecision](s.cfg.keptCache, s.cfg.keptBytes, s.cfg.droppedCache, s.forget)
@@ -466,8 +470,9 @@ func (s *shard) release(pt *pendingTrace) {
 func (pt *pendingTrace) held() int { return pt.set.Len() + pt.packedSpans }
 
 // enqueue moves a kept trace's spans into the outgoing batch, under copies of their
-// resources and scopes. A trace that would not fit in the batch starts a new one, and one
-// over flushSpans leaves in several, so every request stays within what a backend accepts.
+// resources and scopes, and seals each span it annotated (it is done with them). A trace
+// that would not fit in the batch starts a new one, and one over flushSpans leaves in
+// several, so every request stays within what a backend accepts.
 func (s *shard) enqueue(set *spanSet) {
 	if s.outSpans+int64(set.Len()) > flushSpans {
 		s.flush()
@@ -479,6 +484,7 @@ func (s *shard) enqueue(set *spanSet) {
 				s.flush()
 				s.writer.reset(s.out)
 			}
+			s.sealer.Seal(span)
 			s.writer.move(p.origin, span)
 			s.outSpans++
 		}

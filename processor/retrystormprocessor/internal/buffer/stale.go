@@ -196,6 +196,9 @@ func (s *shard) flushLate() {
 	}
 	td, n := s.late.td, s.late.spans
 	s.late = lateBatch{}
+	for _, rs := range td.ResourceSpans().All() {
+		s.sealer.Seal(rs.ScopeSpans().At(0).Spans().At(0))
+	}
 	if s.ctx.Err() != nil {
 		s.tel.lateFindings(metadata.AttributeLateFindingOutcomeShutdown, n)
 		return

@@ -124,6 +124,7 @@ func TestStaleReadDecidedBeforeItsOriginal(t *testing.T) {
 				if s.Name() == lateFindingSpan {
 					assert.Equal(t, first.AttemptSpanIDs[1], s.ParentSpanID().String(), "under the attempt it concerns")
 					assert.Equal(t, 1, s.Events().Len())
+					assert.Equal(t, stormrecord.Sealed, stormrecord.NewSealer().Check(s), "the late-finding span is sealed")
 				}
 			}
 			assert.EqualValues(t, 1, h.Sum(metadata.MetricLateFindings, attribute.String("outcome", "forwarded")))

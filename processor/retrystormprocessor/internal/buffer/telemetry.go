@@ -17,6 +17,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/inbound"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 )
@@ -50,6 +51,8 @@ type telemetry struct {
 	where       map[string]metric.AddOption
 	suspect     map[string]metric.AddOption
 	lateFind    map[string]metric.AddOption
+	// annotation is client_annotations_removed's where.
+	annotation map[string]metric.AddOption
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
@@ -76,6 +79,8 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		where:    attrOptions("where", redactedWhere...),
 		suspect:  attrOptions("outcome", metadata.AttributeSuspectOutcomeHeld, metadata.AttributeSuspectOutcomeResolved, metadata.AttributeSuspectOutcomeExpired, metadata.AttributeSuspectOutcomeEvicted),
 		lateFind: attrOptions("outcome", metadata.AttributeLateFindingOutcomeForwarded, metadata.AttributeLateFindingOutcomeTraceDropped, metadata.AttributeLateFindingOutcomeNextConsumerError, metadata.AttributeLateFindingOutcomeShutdown),
+		annotation: attrOptions("where", metadata.AttributeAnnotationWhereSpan, metadata.AttributeAnnotationWhereEvent, metadata.AttributeAnnotationWhereLink,
+			metadata.AttributeAnnotationWhereResource, metadata.AttributeAnnotationWhereScope, metadata.AttributeAnnotationWhereSpanName, metadata.AttributeAnnotationWhereEventName),
 	}
 	for _, d := range []string{metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped} {
 		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
@@ -207,6 +212,18 @@ func (t *telemetry) lateFindings(outcome string, n int64) {
 // finding counts one finding found outside an analysis (a late one).
 func (t *telemetry) finding(kind string) {
 	t.add(t.b.ProcessorRetryStormFindings, 1, t.findings[kind])
+}
+
+// clientAnnotations counts the client annotations taken out of one request.
+func (t *telemetry) clientAnnotations(c inbound.Counts) {
+	m := t.b.ProcessorRetryStormClientAnnotations
+	t.add(m, c.Span, t.annotation[metadata.AttributeAnnotationWhereSpan])
+	t.add(m, c.Event, t.annotation[metadata.AttributeAnnotationWhereEvent])
+	t.add(m, c.Link, t.annotation[metadata.AttributeAnnotationWhereLink])
+	t.add(m, c.Resource, t.annotation[metadata.AttributeAnnotationWhereResource])
+	t.add(m, c.Scope, t.annotation[metadata.AttributeAnnotationWhereScope])
+	t.add(m, c.SpanName, t.annotation[metadata.AttributeAnnotationWhereSpanName])
+	t.add(m, c.EventName, t.annotation[metadata.AttributeAnnotationWhereEventName])
 }
 
 func (t *telemetry) remapped(n int) { t.add(t.b.ProcessorRetryStormStatusRemapped, int64(n), nil) }

@@ -93,4 +93,13 @@ const (
 	AttributeLateFindingOutcomeTraceDropped      = "trace_dropped"
 	AttributeLateFindingOutcomeNextConsumerError = "next_consumer_error"
 	AttributeLateFindingOutcomeShutdown          = "shutdown"
+
+	// annotation_where (where): client_annotations_removed.
+	AttributeAnnotationWhereSpan      = "span"
+	AttributeAnnotationWhereEvent     = "event"
+	AttributeAnnotationWhereLink      = "link"
+	AttributeAnnotationWhereResource  = "resource"
+	AttributeAnnotationWhereScope     = "scope"
+	AttributeAnnotationWhereSpanName  = "span_name"
+	AttributeAnnotationWhereEventName = "event_name"
 )

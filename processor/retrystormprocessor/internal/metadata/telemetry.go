@@ -41,6 +41,7 @@ const (
 	MetricValuesNotHunted    = prefix + "payload_values_not_hunted"
 	MetricStaleSuspects      = prefix + "stale_cache_suspects"
 	MetricLateFindings       = prefix + "late_findings"
+	MetricClientAnnotations  = prefix + "client_annotations_removed"
 )
 
 // metricStability ends every description, as mdatagen appends a metric's stability.
@@ -83,6 +84,7 @@ type TelemetryBuilder struct {
 	ProcessorRetryStormValuesNotHunted    metric.Int64Counter
 	ProcessorRetryStormStaleSuspects      metric.Int64Counter
 	ProcessorRetryStormLateFindings       metric.Int64Counter
+	ProcessorRetryStormClientAnnotations  metric.Int64Counter
 	ProcessorRetryStormBufferedBytes      metric.Int64ObservableGauge
 	ProcessorRetryStormBufferedTraces     metric.Int64ObservableGauge
 	ProcessorRetryStormBufferedSpans      metric.Int64ObservableGauge
@@ -148,6 +150,7 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 		{&b.ProcessorRetryStormValuesNotHunted, MetricValuesNotHunted, "{value}", "Distinct tool payload values of kept traces that scrubbing did not hunt because their trace (or batch of late spans) held more than redaction.max_hunted_values; a copy of one outside tool spans and message structures is forwarded as it came."},
 		{&b.ProcessorRetryStormStaleSuspects, MetricStaleSuspects, "{attempt}", "Stale-cache suspects whose result no earlier trace had shown when their trace was decided, by outcome (held, resolved, expired, evicted)."},
 		{&b.ProcessorRetryStormLateFindings, MetricLateFindings, "{finding}", "Findings found after their trace was decided, by outcome (forwarded, trace_dropped, next_consumer_error, shutdown)."},
+		{&b.ProcessorRetryStormClientAnnotations, MetricClientAnnotations, "{annotation}", "Attributes under retrystorm. that arrived with spans and were removed before anything read them (but the configuration's input attributes), and span and event names under it that were renamed, by where (span, event, link, resource, scope, span_name, event_name)."},
 		{&b.ProcessorRetryStormCacheEvictions, MetricCacheEvictions, "{trace}", "Trace decisions forgotten to make room in the decision cache, by decision (kept, dropped); a later span of a forgotten kept trace is dropped, of a forgotten dropped trace starts it over."},
 		{&b.ProcessorRetryStormSignalEvictions, MetricSignalEvictions, "{trace}", "Kept decisions of traces with a signal forgotten by the decision cache, which forgets clean ones first, by reason; each is logged, and later spans of its trace are dropped."},
 	}

@@ -3,6 +3,7 @@ package payload
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +68,8 @@ func FuzzValuePathMatchesDecoder(f *testing.F) {
 	f.Add(`{"a":{"a":{"a":"\u00e9\n"}}, "a ":1}`, "a.a.a")
 	f.Add(`{"result":{"content":[{"text":"x,y:}"}],"isError":false}}`, "result")
 	f.Add(`{"k":1,"k":2}`, "k")
+	f.Add(`{"arguments":{"card":"4111"},"kwargs":{},"arguments":{"card":"5500"}}`, "arguments")
+	f.Add(`{"params":{"arguments":{"a":1}},"params":{"name":"x"},"params":{"arguments":[2]}}`, "params.arguments")
 	f.Add(`{"p":{"deep":`+strings.Repeat("[", 70)+strings.Repeat("]", 70)+`,"name":"x"}}`, "p.name")
 	f.Add("{\"a\xff\":1}", "a\ufffd")
 	f.Fuzz(func(t *testing.T, doc, dotted string) {
@@ -86,7 +89,135 @@ func FuzzValuePathMatchesDecoder(f *testing.F) {
 		if ok != wantOK || !bytes.Equal(got, want) {
 			t.Fatalf("path %q of %q: got %q %v, want %q %v", dotted, doc, got, ok, want, wantOK)
 		}
+		// Elements, what redaction hunts, reads every member a repeated key names, and
+		// the element the hash reads is among them.
+		all, ok := elementsViaTokens(doc, path)
+		if !ok {
+			return
+		}
+		var each []string
+		eachRawElement([]byte(doc), path, func(elem []byte) bool {
+			c, err := canonicalAppend(nil, elem)
+			if err != nil {
+				t.Fatalf("path %q of %q: element %q does not canonicalise: %v", dotted, doc, elem, err)
+			}
+			each = append(each, string(c))
+			return true
+		})
+		if absentKey([]byte(doc), path) && len(all) > 0 {
+			t.Fatalf("path %q of %q: passed over as spelling no key, yet it has %q", dotted, doc, all)
+		}
+		if !slices.Equal(each, all) {
+			t.Fatalf("path %q of %q: elements %q, want every member's %q", dotted, doc, each, all)
+		}
+		if elem, found := rawElement([]byte(doc), path); found {
+			c, _ := canonicalAppend(nil, elem)
+			if !slices.Contains(each, string(c)) {
+				t.Fatalf("path %q of %q: the hashed element %q is not among the hunted %q", dotted, doc, c, each)
+			}
+		}
 	})
+}
+
+// multiNode is a JSON value decoded with every member of its objects kept, repeated keys
+// included, as the reference of Elements.
+type multiNode struct {
+	scalar  any
+	items   []multiNode
+	members []multiMember
+	kind    byte // 's' scalar, '[' array, '{' object
+}
+
+type multiMember struct {
+	key string
+	val multiNode
+}
+
+// elementsViaTokens is the canonical JSON of every element at path in doc, reading each
+// object's every member through encoding/json's token stream; false for a document it
+// does not read or nests too deep to compare.
+func elementsViaTokens(doc string, path []string) ([]string, bool) {
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	root, depth, err := decodeMulti(dec)
+	if err != nil || depth >= maxDepth-1 {
+		return nil, false
+	}
+	var out []string
+	var walk func(n multiNode, path []string) bool
+	walk = func(n multiNode, path []string) bool {
+		if len(path) == 0 {
+			var buf bytes.Buffer
+			if writeCanonical(&buf, n.lastWins(), 0) != nil {
+				return false
+			}
+			out = append(out, buf.String())
+			return true
+		}
+		for _, m := range n.members {
+			if m.key == path[0] && !walk(m.val, path[1:]) {
+				return false
+			}
+		}
+		return true
+	}
+	return out, walk(root, path)
+}
+
+func decodeMulti(dec *json.Decoder) (multiNode, int, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return multiNode{}, 0, err
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		return multiNode{kind: 's', scalar: tok}, 0, nil
+	}
+	n := multiNode{kind: byte(delim)}
+	depth := 0
+	for dec.More() {
+		var key string
+		if delim == '{' {
+			k, err := dec.Token()
+			if err != nil {
+				return n, 0, err
+			}
+			key = k.(string)
+		}
+		v, d, err := decodeMulti(dec)
+		if err != nil {
+			return n, 0, err
+		}
+		depth = max(depth, d)
+		if delim == '{' {
+			n.members = append(n.members, multiMember{key, v})
+		} else {
+			n.items = append(n.items, v)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return n, 0, err
+	}
+	return n, depth + 1, nil
+}
+
+// lastWins is the value encoding/json decodes n to: a repeated key's last value.
+func (n multiNode) lastWins() any {
+	switch n.kind {
+	case '{':
+		m := make(map[string]any, len(n.members))
+		for _, mem := range n.members {
+			m[mem.key] = mem.val.lastWins()
+		}
+		return m
+	case '[':
+		l := make([]any, len(n.items))
+		for i, it := range n.items {
+			l[i] = it.lastWins()
+		}
+		return l
+	}
+	return n.scalar
 }
 
 // elementDepth is the nesting depth of the element at path (0 for a scalar, or when the

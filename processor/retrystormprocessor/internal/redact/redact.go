@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/messages"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
@@ -147,7 +148,7 @@ func (b ValueBuilder) Add(span ptrace.Span) {
 			continue
 		}
 		for _, src := range r.sources {
-			if el, ok := src.read(k, v); ok {
+			for el := range src.read(k, v) {
 				r.addPayload(k, el)
 			}
 		}
@@ -354,7 +355,7 @@ func (r *Redactor) Span(span ptrace.Span, vals *Values, st *Stats) {
 	for i := 0; i < evs.Len(); i++ {
 		ev := evs.At(i)
 		ea := ev.Attributes()
-		if strings.HasPrefix(ev.Name(), annotationPrefix) {
+		if ev.Name() == stormrecord.FindingEvent {
 			continue // a finding: its kind, detail and call key are the analysis's words
 		}
 		if !r.events[ev.Name()] {
@@ -424,7 +425,7 @@ func (r *Redactor) attributes(m pcommon.Map, idem bool, vals *Values, st *Stats)
 			flattened = true
 			continue
 		}
-		if vals.Len() > 0 && !strings.HasPrefix(k, annotationPrefix) {
+		if vals.Len() > 0 && !stormrecord.Written(k) {
 			st.Scrubbed += scrubValue(v, vals, 0)
 		}
 	}

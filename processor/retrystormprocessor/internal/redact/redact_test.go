@@ -528,6 +528,45 @@ func TestSourcesWithAPathHuntOnlyTheirElement(t *testing.T) {
 	}
 }
 
+// TestPathSourcesHuntEveryRepeatedMember: where a document repeats a member on a source's
+// path, every JSON parser hands the tool the last one, which is what the hash reads;
+// redaction reads every member, the hashed one among them, and hunts each one's values.
+func TestPathSourcesHuntEveryRepeatedMember(t *testing.T) {
+	const first, last = "SKU-111111111", "SKU-999999999"
+	cases := []struct{ key, path, doc string }{
+		{"request", "params.arguments", `{"method":"tools/call","params":{"arguments":{"sku":"` + first + `"}},` +
+			`"params":{"name":"q","arguments":{"sku":"` + last + `"}}}`},
+		{"traceloop.entity.input", "arguments", `{"arguments":{"sku":"` + first + `"},"kwargs":{},"arguments":{"sku":"` + last + `"}}`},
+	}
+	for _, c := range cases {
+		source := c.key + "#" + c.path
+		cfg := testConfig()
+		cfg.PayloadKeys, cfg.PayloadSources = []string{c.key}, []string{source}
+		tool := ptrace.NewSpan()
+		tool.Attributes().PutStr(c.key, c.doc)
+		r := New(cfg, nil)
+		b := r.Values()
+		b.Add(tool)
+		vals := b.Done(&Stats{})
+		for _, sku := range []string{first, last} {
+			if !vals.Holds("copied " + sku) {
+				t.Errorf("%s: %s is not hunted", source, sku)
+			}
+		}
+		hashed, ok := payload.CanonicalValuePath(pcommon.NewValueStr(c.doc), strings.Split(c.path, "."))
+		if !ok || string(hashed) != `{"sku":"`+last+`"}` {
+			t.Errorf("%s: the hash reads %s, want the last member", source, hashed)
+		}
+		var read []string
+		for el := range parseSources([]string{source})[0].read(c.key, pcommon.NewValueStr(c.doc)) {
+			read = append(read, string(payload.CanonicalValue(el)))
+		}
+		if len(read) != 2 || read[1] != string(hashed) {
+			t.Errorf("%s: redaction reads %q, want both members, the hashed one last", source, read)
+		}
+	}
+}
+
 // TestEscapesOfIsConservative: a form escapesOf says cannot differ never does.
 func TestEscapesOfIsConservative(t *testing.T) {
 	for _, s := range []string{"plain-value_1.2~", "jane.doe+x@example.com", `a"b\c`, "tab\there", "<b>&amp;", "héllo wörld", "a b/c?d=e;f", "\u2028line", "\xff\xfe bad utf8"} {

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
 )
 
 // Scrubbed replaces a hunted value found inside another string.
@@ -150,6 +152,26 @@ func scrubJSON(doc string, vals *Values) (string, int) {
 // replacements made.
 func (r *Redactor) Map(m pcommon.Map, vals *Values) int { return scrubMap(m, vals) }
 
+// Scope scrubs an instrumentation scope (its name, version and attributes) of vals and
+// returns the replacements made.
+func (r *Redactor) Scope(scope pcommon.InstrumentationScope, vals *Values) int {
+	n := scrubMap(scope.Attributes(), vals)
+	if s, k := vals.Scrub(scope.Name()); k > 0 {
+		scope.SetName(s)
+		n += k
+	}
+	if s, k := vals.Scrub(scope.Version()); k > 0 {
+		scope.SetVersion(s)
+		n += k
+	}
+	return n
+}
+
+// ScopeHolds reports whether the name, version or an attribute of scope holds one of vals.
+func ScopeHolds(scope pcommon.InstrumentationScope, vals *Values) bool {
+	return vals.Holds(scope.Name()) || vals.Holds(scope.Version()) || Holds(scope.Attributes(), vals)
+}
+
 // Holds reports whether a string of m holds one of vals.
 func Holds(m pcommon.Map, vals *Values) bool {
 	if vals.Len() == 0 {
@@ -188,20 +210,19 @@ func valueHolds(v pcommon.Value, vals *Values, depth int) bool {
 }
 
 // scrubMap scrubs the strings of m but for retry_storm's own annotations, which hold
-// only what the analysis derived (hashes, call keys, tool names, the summary record).
+// only what the analysis derived (hashes, call keys, tool names, the summary record). An
+// attribute a client set under retry_storm's namespace never gets here (package inbound
+// removes it on arrival) but for the configuration's inputs, which are scrubbed like any.
 func scrubMap(m pcommon.Map, vals *Values) int {
 	n := 0
 	for k, v := range m.All() {
-		if strings.HasPrefix(k, annotationPrefix) {
+		if stormrecord.Written(k) {
 			continue
 		}
 		n += scrubValue(v, vals, 0)
 	}
 	return n
 }
-
-// annotationPrefix starts the attributes and events retry_storm writes.
-const annotationPrefix = "retrystorm."
 
 func scrubValue(v pcommon.Value, vals *Values, depth int) int {
 	switch v.Type() {
