@@ -47,7 +47,7 @@ func (an *Analyzer) follow(t *grouping.Tree, isTool, logical []bool) *followed {
 	if !an.cfg.Recognition.FollowModel.Enabled {
 		return nil
 	}
-	conv := an.reader.Read(t, isTool, conversation.Full)
+	conv := an.reader.Read(t, isTool, readMode(t, conversation.Full))
 	an.dropHandoffs(conv)
 	if len(conv.Requests) == 0 && (len(conv.Offers) == 0 || !an.cfg.Recognition.FollowModel.OfferedTools) && len(conv.Responses) == 0 {
 		return nil
@@ -269,4 +269,13 @@ func countUnseen(t *grouping.Tree, f *followed, attempts []*grouping.Attempt) ma
 		}
 	}
 	return out
+}
+
+// readMode is mode, reading the inputs' history too in the rest of a trace part of which
+// was decided before: the outputs that made its requests may have gone with that part.
+func readMode(t *grouping.Tree, mode conversation.Mode) conversation.Mode {
+	if t.Rest {
+		return mode | conversation.History
+	}
+	return mode
 }

@@ -27,7 +27,7 @@ func (an *Analyzer) followTriage(q *IndexedTrace, st *triageSpans) triageStop {
 		return ""
 	}
 	t := q.Tree
-	conv := an.reader.Read(t, st.isTool, conversation.Skim)
+	conv := an.reader.Read(t, st.isTool, readMode(t, conversation.Skim))
 	an.dropHandoffs(conv)
 	execs := an.scratch.executors[:0]
 	for i := range st.attempts {

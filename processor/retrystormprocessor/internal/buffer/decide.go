@@ -178,7 +178,7 @@ func (s *shard) examine(pt *pendingTrace) (*analysis.IndexedTrace, *analysis.Tra
 		return nil, nil
 	}
 	s.unpack(pt)
-	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
+	q := s.index(pt)
 	if !pt.state.triaged() && !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
 		if q = s.analyzer.TriageIndexed(q); q.Clean {
 			return q, nil
@@ -223,7 +223,7 @@ func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.IndexedT
 		s.unpack(pt) // a trace proven clean that sampling keeps, or an error trace packed before its error
 		if q == nil {
 			// An error span (no triage), or a trace proven clean that sampling keeps: the tree all the same.
-			q = s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
+			q = s.index(pt)
 		}
 		tr = s.analyzer.AnalyzeTree(q.Tree)
 	}

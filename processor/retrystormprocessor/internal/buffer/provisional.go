@@ -61,6 +61,15 @@ func decisionMark(pt *pendingTrace, cause Cause) uint8 {
 	return markFinal
 }
 
+// index indexes pt's spans for triage and analysis; the tree of the rest of a
+// provisionally decided trace says so, for following the model to read the history its
+// later model calls record (the outputs that made the requests went with the first part).
+func (s *shard) index(pt *pendingTrace) *analysis.IndexedTrace {
+	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
+	q.Tree.Rest = pt.rest != nil
+	return q
+}
+
 // restDecision applies what the rest of a trace inherits from its kept first part: the rest
 // of a kept trace is kept, at the first part's reason and threshold when its own analysis
 // would not keep it.

@@ -387,7 +387,7 @@ func (s *shard) triageAtRoot(pt *pendingTrace, root ptrace.Span, whole bool) {
 		return
 	}
 	s.unpack(pt) // spans held encoded while the root was awaited
-	q := s.analyzer.IndexSpans(pt.set.Len(), pt.set.All(), pt.arrivals)
+	q := s.index(pt)
 	q.Cached = whole
 	q = s.analyzer.TriageIndexed(q)
 	if q.Clean {

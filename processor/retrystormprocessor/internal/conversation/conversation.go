@@ -115,24 +115,29 @@ type occurrence struct {
 // NewReader returns a Reader.
 func NewReader() *Reader { return &Reader{seed: maphash.MakeSeed()} }
 
-// Mode says how much a reading reads.
+// Mode says how much a reading reads: Skim or Full, and History or not.
 type Mode uint8
 
 const (
 	// Skim reads the requests' ids, tools and whether they carry arguments: enough to tell
 	// whether the trace's tool spans answer them.
-	Skim Mode = iota
+	Skim Mode = 0
 	// Full reads arguments, responses and, where no request is found, offers.
-	Full
+	Full Mode = 1
+	// History reads the requests the model's inputs record as history beside the ones its
+	// outputs made, for the rest of a trace whose earlier part (and the outputs in it) was
+	// decided before (grouping.Tree.Rest).
+	History Mode = 2
 )
 
 // Read reads the conversation of t's spans, passing over the spans skip marks (nil: none).
-// Requests are read where a model's output records them; only in a trace where no output
-// holds one (an SDK that records the model's input alone) from its inputs. A skim's
+// Requests are read where a model's output records them; from its inputs only in a trace
+// where no output holds one (an SDK that records the model's input alone) or in History
+// mode. A skim's
 // Conversation is the Reader's own, valid until its next Read: triage reads it and
 // forgets it, and a skim of every trace allocates nothing once the Reader has grown.
 func (rd *Reader) Read(t *grouping.Tree, skip []bool, mode Mode) *Conversation {
-	full := mode == Full
+	full := mode&Full != 0
 	c := &Conversation{}
 	if !full {
 		c = &rd.skim
@@ -157,8 +162,9 @@ func (rd *Reader) Read(t *grouping.Tree, skip []bool, mode Mode) *Conversation {
 			inputs = append(inputs, int32(i))
 		}
 	}
-	if len(c.Requests) == 0 && len(inputs) > 0 {
-		// No output recorded a request: read the inputs' requests.
+	if (len(c.Requests) == 0 || mode&History != 0) && len(inputs) > 0 {
+		// No output recorded a request (or some outputs went with a part decided
+		// before): read the inputs' requests, which dedup merges with the outputs'.
 		for _, i := range inputs {
 			rd.readInputRequests(c, t, i, full)
 		}

@@ -195,3 +195,54 @@ func TestRequestsAreDeduplicated(t *testing.T) {
 }
 
 func ptraceTime(ms int) pcommon.Timestamp { return pcommon.Timestamp(ms) * 1e6 }
+
+// The rest of a trace whose first part was decided before holds a later model call but
+// not the one that made the request: its output asks for the next tool, its input records
+// the earlier request as history. Only History mode reads that request; in a whole trace
+// it is the output's request again, one request after dedup.
+func TestHistoryReadsTheRequestsOfOutputsDecidedBefore(t *testing.T) {
+	history := `[{"role":"user","content":"where is my order?"},` +
+		`{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_order","arguments":"{\"id\":\"A7\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"{\"status\":\"shipped\"}"}]`
+	next := `[{"role":"assistant","tool_calls":[{"id":"c2","type":"function","function":{"name":"track_parcel","arguments":"{\"id\":\"A7\"}"}}]}]`
+	first := `[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_order","arguments":"{\"id\":\"A7\"}"}}]}]`
+	span := func(ss ptrace.SpanSlice, id byte, start uint64, attrs map[string]any) {
+		s := ss.AppendEmpty()
+		s.SetName("llm")
+		s.SetSpanID([8]byte{id})
+		s.SetStartTimestamp(pcommon.Timestamp(start))
+		s.SetEndTimestamp(pcommon.Timestamp(start + 1))
+		require.NoError(t, s.Attributes().FromRaw(attrs))
+	}
+	tree := func(whole bool) *grouping.Tree {
+		td := ptrace.NewTraces()
+		ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+		if whole {
+			span(ss, 1, 10, map[string]any{"llm.request": `[{"role":"user","content":"where is my order?"}]`, "llm.response": first})
+		}
+		span(ss, 2, 20, map[string]any{"llm.request": history, "llm.response": next})
+		return grouping.NewTree(td)
+	}
+	ids := func(c *Conversation) []string {
+		var out []string
+		for _, r := range c.Requests {
+			out = append(out, r.CallID+" "+r.Tool)
+		}
+		return out
+	}
+	rd := NewReader()
+	for _, mode := range []Mode{Skim, Full} {
+		rest := tree(false)
+		assert.Equal(t, []string{"c2 track_parcel"}, ids(rd.Read(rest, nil, mode)), "mode %d without history", mode)
+		got := rd.Read(rest, nil, mode|History)
+		assert.ElementsMatch(t, []string{"c1 get_order", "c2 track_parcel"}, ids(got), "mode %d with history", mode)
+		whole := tree(true)
+		got = rd.Read(whole, nil, mode|History)
+		assert.ElementsMatch(t, []string{"c1 get_order", "c2 track_parcel"}, ids(got), "mode %d, whole trace", mode)
+		for _, r := range got.Requests {
+			if r.CallID == "c1" {
+				assert.EqualValues(t, 0, r.Node, "the request is made where it was first recorded")
+			}
+		}
+	}
+}

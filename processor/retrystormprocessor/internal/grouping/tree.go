@@ -42,7 +42,11 @@ type Tree struct {
 	// as nodes but cannot be parents.
 	DuplicateSpanIDs int
 	// CutCycles counts parent cycles broken by making one span of each cycle a root.
-	CutCycles  int
+	CutCycles int
+	// Rest says the spans are the rest of a trace part of which was decided before
+	// (memory pressure, trace_bytes): the model outputs that made some of its tool
+	// requests may have gone with that part, and only later inputs' history records them.
+	Rest       bool
 	byID       map[pcommon.SpanID]int32
 	childStart []int32
 	children   []int32
@@ -84,7 +88,7 @@ func (t *Tree) ResetSpans(n int, spans iter.Seq2[tracespans.Origin, ptrace.Span]
 	} else {
 		clear(t.byID)
 	}
-	t.DuplicateSpanIDs, t.CutCycles, t.agentsMarked = 0, 0, false
+	t.DuplicateSpanIDs, t.CutCycles, t.agentsMarked, t.Rest = 0, 0, false, false
 	if len(arrivals) != n {
 		arrivals = nil
 	}
