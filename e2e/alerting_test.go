@@ -30,6 +30,8 @@ type alertCase struct {
 	// copy of the rules: a budget tuned down as the rules file says to, so a short run
 	// reaches it.
 	budgets map[string]string
+	// processor, when set, is the retry_storm settings the case's collector runs with.
+	processor yamlMap
 }
 
 // How long an alert with `for: 1m` takes to fire after its cause, with the scrape and
@@ -52,13 +54,21 @@ func TestAlertsFireOnTheirScenarioAndStaySilentOnClean(t *testing.T) {
 		// traffic; the copy's budget is reached in seconds.
 		{name: "tokens burned on failed attempts", scenario: "agent_storm", count: 60, alert: "RetryStormFailedAttemptTokens",
 			budgets: map[string]string{"RetryStormFailedAttemptTokens": "1000"}},
+		// A decision cache of one kept trace a shard: every kept decision is a signal one,
+		// so each past the first in a shard forgets one.
+		{name: "signal decisions evicted", scenario: "exhausted_green", count: 20, alert: "RetryStormSignalDecisionsEvicted",
+			processor: yamlMap{"decision_cache": yamlMap{"kept_traces": 1}}},
 		{name: "clean traffic", scenario: "clean", count: 200},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			caseDir := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
-			collector, prom := startAlertingPair(t, caseDir, rulesFor(t, caseDir, c.budgets))
+			collector, prom := startAlertingPair(t, caseDir, rulesFor(t, caseDir, c.budgets), func(cfg *stormConfig) {
+				if c.processor != nil {
+					cfg.Processor = c.processor
+				}
+			})
 			runAgentsim(t, agentsim, "--endpoint", loopback(collector.cfg.OTLPPort), "--rate", "0",
 				"--count", strconv.Itoa(c.count), "--scenarios", c.scenario+"=1", "--seed", "5", "--service", agentService)
 			checkRulesHealthy(t, prom)
