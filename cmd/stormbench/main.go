@@ -8,6 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"io"
 	"os"
 	"os/signal"
@@ -105,10 +106,11 @@ type profilePaths struct{ cpu, allocs string }
 func parseOptions(args []string, stderr io.Writer) (benchharness.Options, profilePaths, error) {
 	var o benchharness.Options
 	var prof profilePaths
-	var buffered, checks, variants string
+	var buffered, checks, variants, shapes string
 	fs := flag.NewFlagSet("stormbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Uint64Var(&o.Seed, "seed", 1, "traffic generator seed")
+	fs.StringVar(&shapes, "shapes", "", "instrumentation shapes the workloads draw from, comma-separated (agentsim --shapes names them); empty: every shape")
 	fs.IntVar(&o.Traces, "traces", 6000, "traces in the comparison workload")
 	fs.IntVar(&o.LatencyTraces, "latency-traces", 5000, "traces in the paced latency run")
 	fs.Float64Var(&o.LatencyRate, "latency-rate", 50000, "offered load of the latency run, spans per second")
@@ -136,6 +138,9 @@ func parseOptions(args []string, stderr io.Writer) (benchharness.Options, profil
 	o.Buffered = levels
 	o.Checks = splitList(checks)
 	o.Variants = splitList(variants)
+	for _, sh := range splitList(shapes) {
+		o.Shapes = append(o.Shapes, agenttraffic.Shape(sh))
+	}
 	return o, prof, nil
 }
 

@@ -174,8 +174,12 @@ type printer func(format string, args ...any)
 func (r *Results) writeComparison(p printer) {
 	o := r.Options
 	p("Machine: %s. Run took %s. %s\n\n", r.Machine, r.Elapsed.Round(time.Second), heapRelease())
-	p("Comparison workload: seed %d, %d traces, %d spans (%.1f spans/trace), %d requests of up to %d spans, %.0f B/span OTLP, fed as fast as each variant takes them; %d repeats, medians (range). Latency: %d traces offered at %.0f spans/s, one run.\n\n",
-		o.Seed, r.Workload.Traces, r.Workload.Spans, float64(r.Workload.Spans)/float64(max(r.Workload.Traces, 1)),
+	shapes := "every shape"
+	if len(o.Shapes) > 0 {
+		shapes = fmt.Sprintf("shapes %v", o.Shapes)
+	}
+	p("Comparison workload: seed %d, %s, %d traces, %d spans (%.1f spans/trace), %d requests of up to %d spans, %.0f B/span OTLP, fed as fast as each variant takes them; %d repeats, medians (range). Latency: %d traces offered at %.0f spans/s, one run.\n\n",
+		o.Seed, shapes, r.Workload.Traces, r.Workload.Spans, float64(r.Workload.Spans)/float64(max(r.Workload.Traces, 1)),
 		r.Workload.Requests, o.BatchSpans, float64(r.Workload.EncodedBytes)/float64(max(r.Workload.Spans, 1)), o.Repeats,
 		o.LatencyTraces, o.LatencyRate)
 	p("| variant | CPU ns/span | B/span | allocs/span | heap B/buffered span | decision latency p50 / p99 | CPU ns/span at %.0fk spans/s | kept traces | page faults per run (kernel ms) |\n", o.LatencyRate/1000)

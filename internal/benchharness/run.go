@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"io"
 	"runtime"
 	"slices"
@@ -14,6 +15,9 @@ import (
 type Options struct {
 	// Seed of the traffic generator; default 1.
 	Seed uint64
+	// Shapes are the instrumentation shapes the workloads draw from; empty: agenttraffic's
+	// default (every shape, the unlisted framework's included).
+	Shapes []agenttraffic.Shape
 	// Traces in the comparison workload; default 6000 (about 350k spans). The comparison
 	// feeds them as fast as each variant takes them.
 	Traces int
@@ -185,7 +189,7 @@ func logf(o Options, format string, args ...any) {
 // runComparison runs every variant Repeats times over one workload, interleaved, forward
 // then backward, so drift of a shared machine spreads over all of them.
 func runComparison(ctx context.Context, o Options, r *Results) error {
-	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed, Traces: o.Traces, BatchSpans: o.BatchSpans})
+	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed, Shapes: o.Shapes, Traces: o.Traces, BatchSpans: o.BatchSpans})
 	if err != nil {
 		return err
 	}
@@ -214,7 +218,7 @@ func runComparison(ctx context.Context, o Options, r *Results) error {
 
 // runLatency feeds the latency workload at LatencyRate to each buffering variant once.
 func runLatency(ctx context.Context, o Options, r *Results) error {
-	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed, Traces: o.LatencyTraces, BatchSpans: o.BatchSpans})
+	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed, Shapes: o.Shapes, Traces: o.LatencyTraces, BatchSpans: o.BatchSpans})
 	if err != nil {
 		return err
 	}
@@ -246,7 +250,7 @@ func runLatency(ctx context.Context, o Options, r *Results) error {
 
 func runHeaps(ctx context.Context, o Options, r *Results) error {
 	traces := max(o.HeapSpans/55, 1)
-	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 1, Traces: traces, BatchSpans: o.BatchSpans})
+	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 1, Shapes: o.Shapes, Traces: traces, BatchSpans: o.BatchSpans})
 	if err != nil {
 		return err
 	}
@@ -273,14 +277,14 @@ func runScaling(ctx context.Context, o Options, r *Results) error {
 	for _, b := range o.Buffered {
 		most = max(most, b)
 	}
-	held, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 2, Traces: most/50 + 1, BatchSpans: o.BatchSpans, Rootless: true})
+	held, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 2, Shapes: o.Shapes, Traces: most/50 + 1, BatchSpans: o.BatchSpans, Rootless: true})
 	if err != nil {
 		return err
 	}
 	defer held.Close()
 	// Two rounds per repeat (the collector on, then off), each with traces new to the
 	// processor; every level starts a fresh processor, so the levels reuse the same rounds.
-	measured, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 3, Traces: 2 * o.BufferedRepeats * o.RoundTraces, BatchSpans: o.BatchSpans})
+	measured, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 3, Shapes: o.Shapes, Traces: 2 * o.BufferedRepeats * o.RoundTraces, BatchSpans: o.BatchSpans})
 	if err != nil {
 		return err
 	}
@@ -320,7 +324,7 @@ func alternate[T any](xs []T, rep int) []T {
 }
 
 func runCoresCheck(ctx context.Context, o Options, r *Results) error {
-	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 4, Traces: o.CoresTraces, BatchSpans: o.BatchSpans})
+	w, err := NewWorkload(WorkloadConfig{Seed: o.Seed + 4, Shapes: o.Shapes, Traces: o.CoresTraces, BatchSpans: o.BatchSpans})
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,8 @@ type WorkloadConfig struct {
 	BatchSpans int
 	// Rootless drops each trace's root span, so a trace waits for its decision_wait.
 	Rootless bool
+	// Shapes are the shapes to draw from; empty: agenttraffic's default.
+	Shapes []agenttraffic.Shape
 }
 
 // traceInfo is what the harness knows about one trace of a workload.
@@ -52,7 +54,7 @@ type encodedBatch struct{ chunk, off, n int }
 // request goes to the arena as it is encoded: a workload of gigabytes (the replay drive's)
 // is held once, outside the heap.
 func NewWorkload(cfg WorkloadConfig) (*Workload, error) {
-	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: cfg.Seed})
+	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: cfg.Seed, Shapes: cfg.Shapes})
 	if err != nil {
 		return nil, fmt.Errorf("generate workload: %w", err)
 	}
