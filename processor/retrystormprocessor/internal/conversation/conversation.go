@@ -554,7 +554,12 @@ func isInputKey(k string) bool {
 
 // hasDigit reports a key that may number a flattened list's element.
 func hasDigit(k string) bool {
-	return strings.IndexAny(k, "0123456789") >= 0
+	for i := 0; i < len(k); i++ {
+		if k[i]-'0' <= 9 {
+			return true
+		}
+	}
+	return false
 }
 
 // isInputEvent reports an event recording the model's input: the OTel GenAI per-message

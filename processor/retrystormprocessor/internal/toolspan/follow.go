@@ -109,12 +109,19 @@ func IsPlaceholderID(id string) bool {
 	if id == "" || len(id) >= 2 && id[0] == '<' && id[len(id)-1] == '>' {
 		return true
 	}
-	switch strings.ToLower(id) {
-	case "none", "null", "nil", "undefined", "unknown", "n/a", "not specified":
-		return true
+	if len(id) > len("not specified") {
+		return false
+	}
+	for _, p := range placeholderIDs {
+		if strings.EqualFold(id, p) {
+			return true
+		}
 	}
 	return false
 }
+
+// placeholderIDs are the words an SDK writes for an id it does not have.
+var placeholderIDs = [...]string{"none", "null", "nil", "undefined", "unknown", "n/a", "not specified"}
 
 // ReadByRole reads the payload of a span no recognition rule names, which following the
 // model found (an unknown framework's tool span): its arguments and result from the
