@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 )
 
 // The shipped alert rules and dashboard (README.md, "Alerting").
@@ -32,6 +34,8 @@ type alertCase struct {
 	budgets map[string]string
 	// processor, when set, is the retry_storm settings the case's collector runs with.
 	processor yamlMap
+	// shapes, when set, are agentsim's --shapes; otherwise every shape.
+	shapes []agenttraffic.Shape
 }
 
 // How long an alert with `for: 1m` takes to fire after its cause, with the scrape and
@@ -58,7 +62,17 @@ func TestAlertsFireOnTheirScenarioAndStaySilentOnClean(t *testing.T) {
 		// so each past the first in a shard forgets one.
 		{name: "signal decisions evicted", scenario: "exhausted_green", count: 20, alert: "RetryStormSignalDecisionsEvicted",
 			processor: yamlMap{"decision_cache": yamlMap{"kept_traces": 1}}},
-		{name: "clean traffic", scenario: "clean", count: 200},
+		// A framework whose SDK records no payload: every call is seen without its
+		// arguments and result, and said so.
+		{name: "tool calls unseen", scenario: "clean", count: 10, alert: "RetryStormToolCallsUnseen",
+			shapes: []agenttraffic.Shape{agenttraffic.ShapeUnlistedOffered}},
+		// The seed record's attempts carry no result: each is counted result_unread.
+		{name: "tool results unseen", scenario: "clean", count: 10, alert: "RetryStormToolCallsUnseen",
+			shapes: []agenttraffic.Shape{agenttraffic.ShapeSeedRecord}},
+		// Clean traffic of every shape whose calls retry_storm sees whole; the others fire
+		// RetryStormToolCallsUnseen, as the cases above hold.
+		{name: "clean traffic", scenario: "clean", count: 200, shapes: slices.DeleteFunc(agenttraffic.AllShapes(),
+			func(s agenttraffic.Shape) bool { return !s.RecordsWholeCalls() })},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -69,8 +83,16 @@ func TestAlertsFireOnTheirScenarioAndStaySilentOnClean(t *testing.T) {
 					cfg.Processor = c.processor
 				}
 			})
-			runAgentsim(t, agentsim, "--endpoint", loopback(collector.cfg.OTLPPort), "--rate", "0",
-				"--count", strconv.Itoa(c.count), "--scenarios", c.scenario+"=1", "--seed", "5", "--service", agentService)
+			args := []string{"--endpoint", loopback(collector.cfg.OTLPPort), "--rate", "0",
+				"--count", strconv.Itoa(c.count), "--scenarios", c.scenario + "=1", "--seed", "5", "--service", agentService}
+			if len(c.shapes) > 0 {
+				var names []string
+				for _, s := range c.shapes {
+					names = append(names, string(s))
+				}
+				args = append(args, "--shapes", strings.Join(names, ","))
+			}
+			runAgentsim(t, agentsim, args...)
 			checkRulesHealthy(t, prom)
 			if c.alert == "" {
 				checkSilent(t, prom, collector)

@@ -122,6 +122,15 @@ func (t shapeTraits) keyedByToolAlone() bool { return !t.callIDs && !t.args }
 // not the seed record's hashes, not a trace recorded with content capture off.
 func (s Shape) SendsPayloads() bool { return s != ShapeSeedRecord && !traitsOf(s).contentOff }
 
+// RecordsWholeCalls reports whether the shape's traces give retry_storm every tool call with
+// its arguments and result: the seed record carries no result, and content capture off
+// neither. retry_storm counts the other shapes' calls in unseen_tool_calls, and its shipped
+// alert fires on them.
+func (s Shape) RecordsWholeCalls() bool {
+	t := traitsOf(s)
+	return t.args && t.results && !t.contentOff
+}
+
 // Expresses reports whether the shape can express the scenario exactly (scenarioSupports).
 func (s Shape) Expresses(sc Scenario) bool { return scenarioSupports(sc, s) }
 
