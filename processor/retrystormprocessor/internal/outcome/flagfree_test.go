@@ -12,7 +12,7 @@ func TestFlagFree(t *testing.T) {
 	free := []string{``, `plain text`, `{"content":[{"type":"text","text":"ok"}],"isError": false}`,
 		`{"isError" :	false,"is_error":false}`}
 	maybe := []string{`{"isError":true}`, `{"isError":"true"}`, `{"result":{"is_error": true}}`,
-		`{"is\u0045rror":true}`, `"isError" then text`}
+		`{"is\u0045rror":true}`, `"isError" then text`, `{"error":"timed out"}`}
 	for _, s := range free {
 		assert.True(t, FlagFree(pcommon.NewValueStr(s)), s)
 	}
@@ -28,9 +28,10 @@ func TestFlagFree(t *testing.T) {
 }
 
 // flagFreeBySearch is the specification stringFlagFree implements in one pass: no `\u`,
-// and every "isError" / "is_error" key followed by false, found by substring search.
+// no "error" member (a lone error fails an attempt), and every "isError" / "is_error" key
+// followed by false, found by substring search.
 func flagFreeBySearch(s string) bool {
-	if strings.Contains(s, `\u`) {
+	if strings.Contains(s, `\u`) || strings.Contains(s, `"error"`) {
 		return false
 	}
 	for _, key := range []string{`"isError"`, `"is_error"`} {
@@ -53,7 +54,8 @@ func FuzzStringFlagFreeMatchesSearch(f *testing.F) {
 	for _, s := range []string{``, `"is`, `"isError"`, `"isError": false`, `"is_error" :false"isError":true`,
 		`{"a":"\\u0041","isError":false}`, `x\u0045`, `\\`, `"isError"isError":false`, `"is_error"`,
 		mcpResponse, plainResult, `{"isError"  :  false, "x":"\"is_error\":true"}`,
-		`Error"isError"`} { // a key's closing quote opening the flag
+		`Error"isError"`, // a key's closing quote opening the flag
+		`"error"`, `{"error":"timeout"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
