@@ -148,8 +148,14 @@ func (b ValueBuilder) Add(span ptrace.Span) {
 			continue
 		}
 		for _, src := range r.sources {
-			for el := range src.read(k, v) {
-				r.addPayload(k, el)
+			switch reads, whole := src.reads(k); {
+			case !reads:
+			case whole:
+				r.addPayload(k, v)
+			default:
+				for el := range src.read(k, v) {
+					r.addPayload(k, el)
+				}
 			}
 		}
 	}

@@ -31,11 +31,21 @@ func parseSources(list []string) []payloadSource {
 // member, the tool got the last one and the document carries the others, so each is hunted.
 // Flattened forms of the key (key.a.b) are the value's own parts and are read whole.
 func (src payloadSource) read(k string, v pcommon.Value) iter.Seq[pcommon.Value] {
-	if k != src.Key {
-		if strings.HasPrefix(k, src.flat) {
-			return payload.Elements(v, nil)
-		}
+	switch reads, whole := src.reads(k); {
+	case !reads:
 		return func(func(pcommon.Value) bool) {}
+	case whole:
+		return payload.Elements(v, nil)
 	}
 	return payload.Elements(v, src.Path)
+}
+
+// reads says whether src reads anything of attribute k, and whether what it reads is the
+// value whole (the source has no path, or k is a flattened form of its key). Callers on a
+// hot path test it before they range over read, whose iterator is allocated.
+func (src payloadSource) reads(k string) (reads, whole bool) {
+	if k == src.Key {
+		return true, len(src.Path) == 0
+	}
+	return strings.HasPrefix(k, src.flat), true
 }
