@@ -371,8 +371,24 @@ func BenchmarkTriageOutOfCache(b *testing.B) {
 
 // benchmarkAgentTraffic runs each of 500 traces of the default agentsim mix through each
 // per loop and reports time per span.
+//
+// Two mixes: every shape, and the shapes whose tool spans a rule names (the unlisted
+// framework's apart, which only a full reading of the model's messages sees): what
+// following the model costs where it can change nothing.
 func benchmarkAgentTraffic(b *testing.B, each func(*Analyzer, ptrace.Traces)) {
-	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 5})
+	listed := slices.DeleteFunc(agenttraffic.AllShapes(), func(s agenttraffic.Shape) bool {
+		return slices.Contains(agenttraffic.UnlistedShapes(), s)
+	})
+	for _, mix := range []struct {
+		name   string
+		shapes []agenttraffic.Shape
+	}{{"every", nil}, {"listed", listed}} {
+		b.Run("shapes="+mix.name, func(b *testing.B) { benchmarkTraffic(b, mix.shapes, each) })
+	}
+}
+
+func benchmarkTraffic(b *testing.B, shapes []agenttraffic.Shape, each func(*Analyzer, ptrace.Traces)) {
+	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 5, Shapes: shapes})
 	require.NoError(b, err)
 	traces := gen.Generate(500)
 	tds := make([]ptrace.Traces, len(traces))
