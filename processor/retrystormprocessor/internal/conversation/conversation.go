@@ -97,6 +97,8 @@ type Reader struct {
 	// deduplication, cleared between uses.
 	skim  Conversation
 	dedup dedupScratch
+	// flat is the flattened messages of the span being read.
+	flat flatMessages
 }
 
 type dedupScratch struct {

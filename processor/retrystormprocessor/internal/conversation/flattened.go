@@ -1,7 +1,6 @@
 package conversation
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -94,25 +93,67 @@ func segmentNumber(seg string) (int, bool) {
 
 // flatMessage gathers the fields of one flattened message and of its tool calls.
 type flatMessage struct {
+	key                         flatKey
 	role, callID, name, content string
 	hasContent                  bool
-	calls                       map[int]*flatCall
+	calls                       []flatCall
 }
 
 type flatCall struct {
+	n        int // the call's number in its message's list
 	id, name string
 	args     string
 	hasArgs  bool
+}
+
+// flatMessages is a span's flattened messages, gathered into space a Reader reuses from
+// span to span: one span's are read before the next span's are gathered.
+type flatMessages struct {
+	msgs []flatMessage
+	last int // the message the previous field belonged to: fields come grouped
+}
+
+// message returns the message of key k, added when new.
+func (fm *flatMessages) message(k flatKey) *flatMessage {
+	if fm.last < len(fm.msgs) && fm.msgs[fm.last].key == k {
+		return &fm.msgs[fm.last]
+	}
+	for i := range fm.msgs {
+		if fm.msgs[i].key == k {
+			fm.last = i
+			return &fm.msgs[i]
+		}
+	}
+	if len(fm.msgs) < cap(fm.msgs) {
+		fm.msgs = fm.msgs[:len(fm.msgs)+1]
+		m := &fm.msgs[len(fm.msgs)-1]
+		*m = flatMessage{key: k, calls: m.calls[:0]}
+	} else {
+		fm.msgs = append(fm.msgs, flatMessage{key: k})
+	}
+	fm.last = len(fm.msgs) - 1
+	return &fm.msgs[fm.last]
+}
+
+// call returns m's call numbered n, added when new.
+func (m *flatMessage) call(n int) *flatCall {
+	for i := len(m.calls) - 1; i >= 0; i-- {
+		if m.calls[i].n == n {
+			return &m.calls[i]
+		}
+	}
+	m.calls = append(m.calls, flatCall{n: n})
+	return &m.calls[len(m.calls)-1]
 }
 
 // readFlattened reads the flattened messages of attrs: requests from outputs, responses
 // (in full mode) from every message. It reports whether a flattened message names a tool
 // call, and whether one is input.
 func (rd *Reader) readFlattened(attrs pcommon.Map, full bool, f *found) (holds, hasInput bool) {
-	msgs := gatherFlattened(attrs, full)
-	for _, key := range sortedKeys(msgs) {
-		m := msgs[key]
-		input := isInputKey(key.prefix)
+	msgs := rd.gatherFlattened(attrs, full)
+	for i := range msgs {
+		m := &msgs[i]
+		input := isInputKey(m.key.prefix)
 		if len(m.calls) > 0 || messages.IsToolRole(strings.ToLower(m.role)) {
 			holds = true
 			hasInput = hasInput || input
@@ -132,10 +173,10 @@ func (rd *Reader) readFlattened(attrs pcommon.Map, full bool, f *found) (holds, 
 // readFlattenedRequests reads the requests of attrs' flattened messages, of inputs only
 // when inputs is set.
 func (rd *Reader) readFlattenedRequests(attrs pcommon.Map, inputs, full bool, f *found) {
-	msgs := gatherFlattened(attrs, full)
-	for _, key := range sortedKeys(msgs) {
-		if isInputKey(key.prefix) == inputs {
-			emitFlatCalls(msgs[key], full, f)
+	msgs := rd.gatherFlattened(attrs, full)
+	for i := range msgs {
+		if isInputKey(msgs[i].key.prefix) == inputs {
+			emitFlatCalls(&msgs[i], full, f)
 		}
 	}
 }
@@ -145,20 +186,11 @@ type flatKey struct {
 	msg    int
 }
 
-// sortedKeys orders a span's flattened messages as they were listed.
-func sortedKeys(msgs map[flatKey]*flatMessage) []flatKey {
-	keys := slices.Collect(maps.Keys(msgs))
-	slices.SortFunc(keys, func(a, b flatKey) int {
-		if c := strings.Compare(a.prefix, b.prefix); c != 0 {
-			return c
-		}
-		return a.msg - b.msg
-	})
-	return keys
-}
-
-func gatherFlattened(attrs pcommon.Map, full bool) map[flatKey]*flatMessage {
-	var msgs map[flatKey]*flatMessage
+// gatherFlattened gathers attrs' flattened messages, ordered as they were listed (by
+// list, then number), into the Reader's space: valid until its next call.
+func (rd *Reader) gatherFlattened(attrs pcommon.Map, full bool) []flatMessage {
+	fm := &rd.flat
+	fm.msgs, fm.last = fm.msgs[:0], 0
 	for k, v := range attrs.All() {
 		// A skim reads requests, from outputs only: the inputs' fields are not gathered.
 		if !IsFlattened(k) || !full && (!strings.Contains(k, "ool") || isInputKey(k)) {
@@ -168,15 +200,7 @@ func gatherFlattened(attrs pcommon.Map, full bool) map[flatKey]*flatMessage {
 		if !ok {
 			continue
 		}
-		if msgs == nil {
-			msgs = map[flatKey]*flatMessage{}
-		}
-		mk := flatKey{ff.prefix, ff.msg}
-		m := msgs[mk]
-		if m == nil {
-			m = &flatMessage{}
-			msgs[mk] = m
-		}
+		m := fm.message(flatKey{ff.prefix, ff.msg})
 		s := v.AsString()
 		if ff.call < 0 {
 			switch {
@@ -191,14 +215,7 @@ func gatherFlattened(attrs pcommon.Map, full bool) map[flatKey]*flatMessage {
 			}
 			continue
 		}
-		if m.calls == nil {
-			m.calls = map[int]*flatCall{}
-		}
-		c := m.calls[ff.call]
-		if c == nil {
-			c = &flatCall{}
-			m.calls[ff.call] = c
-		}
+		c := m.call(ff.call)
 		switch {
 		case ff.field == "id":
 			c.id = s
@@ -208,13 +225,20 @@ func gatherFlattened(attrs pcommon.Map, full bool) map[flatKey]*flatMessage {
 			c.args, c.hasArgs = s, true
 		}
 	}
-	return msgs
+	slices.SortFunc(fm.msgs, func(a, b flatMessage) int {
+		if c := strings.Compare(a.key.prefix, b.key.prefix); c != 0 {
+			return c
+		}
+		return a.key.msg - b.key.msg
+	})
+	return fm.msgs
 }
 
 // emitFlatCalls adds m's tool calls to f's requests, in their order.
 func emitFlatCalls(m *flatMessage, full bool, f *found) {
-	for _, i := range slices.Sorted(maps.Keys(m.calls)) {
-		c := m.calls[i]
+	slices.SortFunc(m.calls, func(a, b flatCall) int { return a.n - b.n })
+	for i := range m.calls {
+		c := &m.calls[i]
 		if c.name == "" {
 			continue
 		}
