@@ -178,7 +178,7 @@ func (an *Analyzer) subAttempts(t *grouping.Tree, conv *conversation.Conversatio
 		if e.CallID == "" {
 			continue
 		}
-		for _, d := range descendantsCarrying(t, e.Node, e.CallID, isTool, conv) {
+		for _, d := range descendantsCarrying(t, e.Node, e.CallID, isTool, conv, &an.scratch.walk, false) {
 			isTool[d] = true
 			told, ok := f.told[e.Node]
 			if !ok {
@@ -192,20 +192,26 @@ func (an *Analyzer) subAttempts(t *grouping.Tree, conv *conversation.Conversatio
 // descendantsCarrying lists the spans below root, not crossing other tool spans, that
 // carry id whole as an attribute value of their own, HTTP sends and speakers (the model
 // spans requests were read from) aside. The walk is bounded by the span count.
-func descendantsCarrying(t *grouping.Tree, root int32, id string, isTool []bool, conv *conversation.Conversation) []int32 {
+// stack is the walk's working space, handed back grown for the next walk; first stops the
+// walk at the first span found.
+func descendantsCarrying(t *grouping.Tree, root int32, id string, isTool []bool, conv *conversation.Conversation,
+	stack *[]int32, first bool) []int32 {
 	var out []int32
-	stack := append([]int32(nil), t.Children(root)...)
-	for steps := 0; len(stack) > 0 && steps < len(t.Nodes); steps++ {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
+	st := append((*stack)[:0], t.Children(root)...)
+	defer func() { *stack = st[:0] }()
+	for steps := 0; len(st) > 0 && steps < len(t.Nodes); steps++ {
+		i := st[len(st)-1]
+		st = st[:len(st)-1]
 		if isTool[i] {
 			continue
 		}
 		span := t.Nodes[i].Span
 		if !toolspan.IsTransport(span) && !conv.Speaker(i) && carries(span, id) {
-			out = append(out, i)
+			if out = append(out, i); first {
+				return out
+			}
 		}
-		stack = append(stack, t.Children(i)...)
+		st = append(st, t.Children(i)...)
 	}
 	return out
 }

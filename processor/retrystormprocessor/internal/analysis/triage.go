@@ -70,6 +70,8 @@ type triageScratch struct {
 	// executors and printedNodes are followTriage's.
 	executors    []conversation.Executor
 	printedNodes map[int32]bool
+	// walk is descendantsCarrying's stack.
+	walk []int32
 }
 
 func newTriageScratch() triageScratch {

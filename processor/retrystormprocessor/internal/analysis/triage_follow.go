@@ -72,7 +72,7 @@ func (an *Analyzer) followedExecutors(q *IndexedTrace, st *triageSpans, conv *co
 		if !printed[e.Node] {
 			return stopResultUnread
 		}
-		if e.CallID != "" && len(descendantsCarrying(t, e.Node, e.CallID, st.isTool, conv)) > 0 {
+		if e.CallID != "" && len(descendantsCarrying(t, e.Node, e.CallID, st.isTool, conv, &an.scratch.walk, true)) > 0 {
 			return stopSubAttempt
 		}
 	}
