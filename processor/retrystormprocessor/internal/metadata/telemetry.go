@@ -158,41 +158,35 @@ func (b *TelemetryBuilder) counters() []counterSpec {
 
 // RegisterBufferedCallback registers cb to observe the three buffered gauges at collection.
 func (b *TelemetryBuilder) RegisterBufferedCallback(cb func() (bytes, traces, spans int64)) error {
-	reg, err := b.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	return b.register(func(_ context.Context, o metric.Observer) error {
 		bytes, traces, spans := cb()
 		o.ObserveInt64(b.ProcessorRetryStormBufferedBytes, bytes)
 		o.ObserveInt64(b.ProcessorRetryStormBufferedTraces, traces)
 		o.ObserveInt64(b.ProcessorRetryStormBufferedSpans, spans)
 		return nil
 	}, b.ProcessorRetryStormBufferedBytes, b.ProcessorRetryStormBufferedTraces, b.ProcessorRetryStormBufferedSpans)
-	if err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.registrations = append(b.registrations, reg)
-	return nil
 }
 
 // RegisterStormCallsCallback registers cb to observe storm_calls at collection.
 func (b *TelemetryBuilder) RegisterStormCallsCallback(cb metric.Int64Callback) error {
-	reg, err := b.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		return cb(ctx, &observerInt64{inst: b.ProcessorRetryStormStormCalls, obs: o})
-	}, b.ProcessorRetryStormStormCalls)
-	if err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.registrations = append(b.registrations, reg)
-	return nil
+	return b.registerOne(b.ProcessorRetryStormStormCalls, cb)
 }
 
 // RegisterUnseenToolCallsCallback registers cb to observe unseen_tool_calls at collection.
 func (b *TelemetryBuilder) RegisterUnseenToolCallsCallback(cb metric.Int64Callback) error {
-	reg, err := b.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		return cb(ctx, &observerInt64{inst: b.ProcessorRetryStormUnseenToolCalls, obs: o})
-	}, b.ProcessorRetryStormUnseenToolCalls)
+	return b.registerOne(b.ProcessorRetryStormUnseenToolCalls, cb)
+}
+
+// registerOne registers cb to observe the one instrument inst.
+func (b *TelemetryBuilder) registerOne(inst metric.Int64Observable, cb metric.Int64Callback) error {
+	return b.register(func(ctx context.Context, o metric.Observer) error {
+		return cb(ctx, &observerInt64{inst: inst, obs: o})
+	}, inst)
+}
+
+// register registers f for insts and keeps the registration for Shutdown.
+func (b *TelemetryBuilder) register(f metric.Callback, insts ...metric.Observable) error {
+	reg, err := b.meter.RegisterCallback(f, insts...)
 	if err != nil {
 		return err
 	}
