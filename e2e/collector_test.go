@@ -6,11 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,21 +46,63 @@ func collectorBinary(t *testing.T) string {
 	return bin
 }
 
-// freePorts returns n distinct free TCP ports on 127.0.0.1. The listeners stay open until
-// all ports are chosen so no two are alike; another process may still take one before the
-// collector binds it, which shows as a failed start.
+// freePorts returns n free TCP ports on 127.0.0.1, none handed out before in this
+// process, below the kernel's ephemeral range: a port from that range (what a listener on
+// port 0 gets) can be taken, between the check and the collector's bind, by any outgoing
+// connection, a Prometheus scrape or an exporter's, and the collector then fails to start
+// with "address already in use". Another process may still bind one first.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	low := ephemeralLow()
 	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("find a free port: %v", err)
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 10000 {
+			t.Fatalf("find %d free ports below %d", n, low)
 		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		port := minTestPort + rand.IntN(low-minTestPort)
+		if handedOut.ports[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		handedOut.ports[port] = true
+		ports = append(ports, port)
 	}
 	return ports
+}
+
+// minTestPort is the lowest port freePorts hands out: above the well-known and the most
+// used registered ones.
+const minTestPort = 20000
+
+// handedOut is every port freePorts handed out in this process: never twice, though a
+// test that closed its collector has freed it.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// ephemeralLow is the lowest port of the kernel's ephemeral range (32768 when it cannot
+// be read): ports the kernel gives outgoing connections and listeners on port 0.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 32768
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low <= minTestPort+1000 {
+		return 32768
+	}
+	return low
 }
 
 // collectorProcess is the built distribution running as a subprocess.
