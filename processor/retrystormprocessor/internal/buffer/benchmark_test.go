@@ -16,6 +16,7 @@ import (
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
 )
 
 // agentTraffic generates agent traces shaped like an OTel GenAI SDK's: an invoke_agent root,
@@ -309,7 +310,7 @@ func BenchmarkPackUnpack(b *testing.B) {
 		td := ptrace.NewTraces()
 		traces[i%len(traces)].CopyTo(td)
 		i++
-		pt := &pendingTrace{set: piecesSet(td)}
+		pt := &pendingTrace{set: spanset.FromTraces(td)}
 		spans += pt.set.Len()
 		b.StartTimer()
 		sh.pack(pt)

@@ -16,7 +16,10 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/inbound"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // ErrShutDown is returned for spans offered once shutdown has begun.
@@ -81,13 +84,9 @@ func (b *Buffer) Start(key []byte) error {
 		b.cancel()
 		return fmt.Errorf("register retry_storm buffered gauges: %w", err)
 	}
-	if err := b.tel.b.RegisterStormCallsCallback(b.tel.stormCalls.observe); err != nil {
+	if err := b.tel.verdict.Register(); err != nil {
 		b.cancel()
-		return fmt.Errorf("register retry_storm storm_calls: %w", err)
-	}
-	if err := b.tel.b.RegisterUnseenToolCallsCallback(b.tel.unseenCalls.observe); err != nil {
-		b.cancel()
-		return fmt.Errorf("register retry_storm unseen_tool_calls: %w", err)
+		return fmt.Errorf("register retry_storm observable counters: %w", err)
 	}
 	if !b.opts.synchronous {
 		for _, s := range b.shards {
@@ -109,27 +108,30 @@ func (b *Buffer) newShards(key []byte, mem findings.ResultMemory, held *stalecac
 		rootGrace:     b.cfg.RootGrace,
 		maxBytes:      share,
 		maxTraceBytes: traceBytesBound(b.cfg.MaxTraceBytes, share),
-		redact:        b.cfg.RedactPayloads,
 		keptCache:     ceilDiv(b.cfg.KeptTraces, n),
 		keptBytes:     keptShare,
 		// One decision's values take at most a quarter of its shard's share.
 		maxDecisionBytes: min(maxDecisionBytes, keptShare/4),
 		droppedCache:     ceilDiv(b.cfg.DroppedTraces, n),
 	}
-	ac := b.cfg.Analysis
-	ac.Key = key
-	lateLog := &logLimiter{every: lateSignalLogEvery}
-	evictLog := &logLimiter{every: evictionLogEvery}
+	vc := verdict.Config{
+		Analysis: b.cfg.Analysis, Redaction: b.cfg.Redaction,
+		Redact: b.cfg.RedactPayloads, MaxTraceBytes: sc.maxTraceBytes,
+	}
+	vc.Analysis.Key = key
+	shared := verdict.Shared{
+		Policy: b.policy, Memory: mem, Held: held, Tel: b.tel.verdict, Logger: b.logger,
+		LateLog: loglimit.New(lateSignalLogEvery),
+	}
+	evictLog := loglimit.New(evictionLogEvery)
 	shards := make([]*shard, n)
 	for i := range shards {
 		shards[i] = &shard{
 			cfg: sc, now: b.opts.now, ctx: b.ctx, next: b.next, tel: b.tel, logger: b.logger,
-			room:    b.room,
-			policy:  b.policy,
-			lateLog: lateLog, evictLog: evictLog,
-			stale: held,
+			room:     b.room,
+			evictLog: evictLog,
 		}
-		shards[i].init(ac, b.cfg.Redaction, mem)
+		shards[i].init(vc, shared)
 	}
 	return shards
 }
@@ -179,7 +181,7 @@ func (b *Buffer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 // room keeps it until the send, so the sends are made only once every shard concerned has
 // room; until then handOver waits for a shard to take an input, the caller's context, or
 // shutdown.
-func (b *Buffer) handOver(ctx context.Context, routed [][]piece, at time.Time) error {
+func (b *Buffer) handOver(ctx context.Context, routed [][]spanset.Piece, at time.Time) error {
 	for {
 		b.handoff.Lock()
 		fits := true

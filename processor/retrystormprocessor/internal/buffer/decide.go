@@ -5,15 +5,10 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
-
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // decideDue decides every trace whose deadline has passed: decision_wait after its first
@@ -82,13 +77,12 @@ func (s *shard) relievePressure(now time.Time) {
 // judge examines a trace under memory pressure: one that looks clean is decided, one that
 // shows a signal is set aside and queued in aside.
 func (s *shard) judge(pt *pendingTrace, now time.Time, aside *fifo.Queue[*pendingTrace]) {
-	var q *analysis.IndexedTrace
-	var tr *analysis.Trace
+	var ex verdict.Examined
 	if !pt.errorSeen {
-		q, tr = s.examine(pt)
+		ex = s.verdict.Examine(s.trace(pt))
 	}
-	if pt.errorSeen || tr != nil && !tr.Signals.Clean() {
-		s.analyzer.Recycle(q)
+	if pt.errorSeen || ex.Signal() {
+		s.verdict.Recycle(ex)
 		pt.state = signalled
 		aside.Push(pt)
 		// Set aside, it waits for its deadline to be read: what examine decoded is
@@ -98,7 +92,7 @@ func (s *shard) judge(pt *pendingTrace, now time.Time, aside *fifo.Queue[*pendin
 		}
 		return
 	}
-	s.decideWith(pt, now, q, tr, CauseMemoryPressure)
+	s.decideWith(pt, now, ex, CauseMemoryPressure)
 }
 
 // decideSetAside decides the oldest trace memory pressure set aside, a complete one first,
@@ -161,178 +155,52 @@ func (s *shard) finish() {
 
 // decide decides a trace with nothing known about it yet.
 func (s *shard) decide(pt *pendingTrace, now time.Time, cause Cause) {
-	s.decideWith(pt, now, nil, nil, cause)
+	s.decideWith(pt, now, verdict.Examined{}, cause)
 }
 
-// examine triages a trace without an error span and analyses it unless triage proved it
-// clean: tr is nil exactly when q.Clean. A trace sampling keeps even if it is clean is
-// analysed either way, so it is analysed without triage; so is a trace memory pressure
-// set aside for a signal: triage only proves traces clean, and the trace showed one. (Its analysis is not kept from then: about 450 bytes per span, half again
-// its spans' own heap, at the moment memory is short.)
-//
-// A trace proven clean on its root's arrival (triageAtRoot) is not read again: examine
-// returns neither, and the decision takes what that triage kept. One it did not prove clean
-// is analysed without a second triage.
-func (s *shard) examine(pt *pendingTrace) (*analysis.IndexedTrace, *analysis.Trace) {
-	if pt.settled != nil {
-		return nil, nil
-	}
-	s.unpack(pt)
-	q := s.index(pt)
-	if !pt.state.triaged() && !s.policy.KeepsClean(pt.id, rootTraceState(q.Tree)) {
-		if q = s.analyzer.TriageIndexed(q); q.Clean {
-			return q, nil
-		}
-	}
-	return q, s.analyzer.AnalyzeTree(q.Tree)
-}
-
-// decideWith decides a trace, given what is known about it: its triage q, its analysis tr,
-// or neither. A trace without an error span is examined first; one triage proves clean and
-// sampling drops (most traffic) is done without analysis, its results remembered for the
-// stale-cache check. Every other trace is analysed, sampled, and either annotated and
-// queued for forwarding or dropped. The decision is cached for late spans.
-func (s *shard) decideWith(pt *pendingTrace, now time.Time, q *analysis.IndexedTrace, tr *analysis.Trace, cause Cause) {
-	// The closure reads q when it runs, so it sees the triage made below; nothing uses the
-	// trace's tree once it is decided.
-	defer func() { s.analyzer.Recycle(q) }()
+// decideWith decides a trace, given what examining it under memory pressure found (ex,
+// zero: nothing). A trace without an error span is examined first, while still buffered.
+// The verdict decides it; a kept trace is remembered for its late spans and queued for
+// forwarding, and the calls its verdict held back begin the rest of the trace; a dropped
+// one is remembered as dropped. Either decision is provisional when made early (memory
+// pressure, max_trace_bytes) or on the rest of a provisionally decided trace.
+func (s *shard) decideWith(pt *pendingTrace, now time.Time, ex verdict.Examined, cause Cause) {
+	t := s.trace(pt)
 	// Examined while still buffered, from the state triage and memory pressure left.
-	if tr == nil && q == nil && !pt.errorSeen {
-		q, tr = s.examine(pt)
+	if ex == (verdict.Examined{}) && !pt.errorSeen {
+		ex = s.verdict.Examine(t)
 	}
 	s.release(pt)
-	if settled, clean := pt.settled, tr == nil && q != nil && q.Clean; settled != nil || clean {
-		in := decision.Input{TraceID: pt.id}
-		if settled != nil {
-			in.Tools, in.TraceState = settled.Tools, settled.TraceState
-		} else {
-			in.Tools, in.TraceState = q.Tools, rootTraceState(q.Tree)
-		}
-		// The rest of a kept trace is kept: it goes on to be analysed and annotated.
-		if d := s.policy.Decide(in); !d.Keep && (pt.rest == nil || pt.rest.kept == nil) {
-			if settled == nil {
-				settled = s.analyzer.Settle(q, in.TraceState)
-			}
-			s.reportResolved(s.analyzer.RememberClean(settled))
-			s.tel.triaged(settled)
-			s.drop(pt, d, now, cause)
-			return
-		}
-	}
-	if tr == nil {
-		s.unpack(pt) // a trace proven clean that sampling keeps, or an error trace packed before its error
-		if q == nil {
-			// An error span (no triage), or a trace proven clean that sampling keeps: the tree all the same.
-			q = s.index(pt)
-		}
-		tr = s.analyzer.AnalyzeTree(q.Tree)
-	}
-	s.reportResolved(tr.Resolved)
-	d := restDecision(pt, s.policy.Decide(decision.Input{
-		TraceID:    pt.id,
-		Signals:    signalsOf(tr.Signals),
-		Tools:      tr.Tools,
-		TraceState: rootTraceState(tr.Tree),
-	}))
-	var held *spanSet
-	if d.Keep {
-		held = s.holdBack(pt, tr, cause) // before the part is annotated: held calls go on
-	}
-	s.tel.analysed(tr)
-	s.restAnalysed(pt, tr)
-	if !d.Keep {
-		s.holdSuspects(tr, d)
-		s.drop(pt, d, now, cause)
+	out := s.verdict.Decide(t, ex, cause == CauseMemoryPressure || cause == CauseTraceBytes, now)
+	s.tel.decided(out.Decision, cause, now.Sub(pt.first), pt.rest == nil)
+	if !out.Decision.Keep {
+		s.drop(pt, now, cause)
 		return
 	}
-	s.tel.decided(d, cause, now.Sub(pt.first), pt.rest == nil)
-	st := annotate.Apply(tr, annotate.Options{Reason: string(d.Reason), Redact: s.cfg.redact})
-	s.tel.remapped(st.Remapped)
-	kd := keptDecision{provisional: decisionMark(pt, cause), reason: reasonIndex(d.Reason), stamp: d.Stamp, threshold: d.Threshold}
-	if s.cfg.redact {
-		var known *redact.Values
-		if pt.rest != nil && pt.rest.kept != nil {
-			known = pt.rest.kept.payloads // copies of the first part's payloads in the rest
-		}
-		kd.payloads = s.redactKept(tr, &pt.set, known)
-	}
-	if d.Stamp {
-		stampSpans(&pt.set, s.policy, d.Threshold)
-	}
-	s.holdSuspects(tr, d)
+	kd := newKeptDecision(out.Kept, decisionMark(pt, cause))
 	s.remember(pt.id, kd)
 	s.enqueue(&pt.set)
-	pt.set, pt.arrivals, pt.settled = spanSet{}, nil, nil
-	if held != nil {
-		s.holdRest(pt.id, held, &provisionalRest{mark: kd.provisional, kept: &kd})
+	pt.set, pt.arrivals, pt.settled = spanset.Set{}, nil, nil
+	if out.Held != nil {
+		s.holdRest(pt.id, out.Held, newRest(kd.provisional(), &kd))
 	}
 }
 
 // drop records a decision to drop pt.
-func (s *shard) drop(pt *pendingTrace, d decision.Decision, now time.Time, cause Cause) {
-	s.tel.decided(d, cause, now.Sub(pt.first), pt.rest == nil)
+func (s *shard) drop(pt *pendingTrace, now time.Time, cause Cause) {
 	if s.cache.Drop(pt.id, decisionMark(pt, cause)) {
 		s.tel.cacheEvicted(metadata.AttributeDecisionDropped)
 	}
 	s.tel.droppedSpans(DropSampledOut, int64(pt.held()))
-	pt.set, pt.arrivals, pt.settled, pt.packed, pt.packedSpans = spanSet{}, nil, nil, nil, 0
+	pt.set, pt.arrivals, pt.settled, pt.packed, pt.packedSpans = spanset.Set{}, nil, nil, nil, 0
 }
 
-func signalsOf(s analysis.Signals) decision.Signals {
-	return decision.Signals{s.Storm, s.ToolError, s.Divergence, s.SpanError, s.Incomplete}
-}
-
-// rootTraceState is the tracestate of the trace's root span, or of its first span when the
-// root has not arrived.
-func rootTraceState(t *grouping.Tree) string {
-	nodes := t.Nodes
-	for i := range nodes {
-		if nodes[i].Span.ParentSpanID().IsEmpty() {
-			return nodes[i].Span.TraceState().AsRaw()
-		}
-	}
-	if len(nodes) > 0 {
-		return nodes[0].Span.TraceState().AsRaw()
-	}
-	return ""
-}
-
-// lateKept forwards spans of a trace already kept. They are not analysed as a trace (a
-// fragment would give wrong call counts): an isError attempt among them is remapped, a
-// tool attempt gets its payload hashes, the payloads the trace and these spans carry are
-// redacted and the sampling threshold stamped, nothing else.
-func (s *shard) lateKept(id pcommon.TraceID, set *spanSet, spans int64, kd keptDecision) {
+// lateKept forwards late spans of a trace already kept, through the verdict's late path.
+func (s *shard) lateKept(id pcommon.TraceID, set *spanset.Set, spans int64, kd keptDecision) {
 	s.tel.lateSpans(metadata.AttributeDecisionKept, spans)
-	tools, st := annotate.LateSpans(set.All(), s.analyzer.Extractor(), annotate.Options{Redact: s.cfg.redact})
-	s.tel.remapped(st.Remapped)
-	if s.cfg.redact {
-		if vals := s.redactLate(set, tools, kd.payloads); vals != kd.payloads {
-			// Tool spans among the late ones brought payloads: later spans are scrubbed of them too.
-			kd.payloads = vals
-			s.remember(id, kd)
-		}
-	}
-	if kd.stamp {
-		stampSpans(set, s.policy, kd.threshold)
+	var changed bool
+	if kd.Kept, changed = s.verdict.Late(set, kd.Kept); changed {
+		s.remember(id, kd)
 	}
 	s.enqueue(set)
-}
-
-// stampSpans writes the threshold into every span's tracestate, as the policy stamps.
-// Spans sharing a tracestate (the usual case) share one serialisation; a tracestate that
-// does not parse, or that the threshold would make invalid, is left as it is.
-func stampSpans(set *spanSet, policy *decision.Policy, th sampling.Threshold) {
-	var lastIn, lastOut string
-	have := false
-	for _, span := range set.All() {
-		raw := span.TraceState().AsRaw()
-		if !have || raw != lastIn {
-			out, err := policy.Stamp(raw, th)
-			if err != nil {
-				continue
-			}
-			lastIn, lastOut, have = raw, out, true
-		}
-		span.TraceState().FromRaw(lastOut)
-	}
 }

@@ -1,6 +1,10 @@
 // Package buffer holds each agent trace of the retry_storm processor until it can be
-// decided, decides it, and forwards what sampling keeps. The processor's README says what a
-// user configures and observes; this is how the buffer does it.
+// decided, has the shard's verdict (package verdict: triage → analyse → sample → annotate →
+// redact → remember) decide it, and forwards what sampling keeps. The buffer owns what is
+// held and when it is due: routing, span sets (package spanset), packing, the key table,
+// the deadline and pressure queues, provisional decisions' bookkeeping and the decision
+// cache. The processor's README says what a user configures and observes; this is how the
+// buffer does it.
 //
 // # Receiving
 //
@@ -103,7 +107,8 @@
 // rest of the trace (provisional.go). The decision cache marks it so — a mark in the dropped
 // set's index, a field of a kept decision, no memory of its own — and spans of the trace
 // arriving later are held as a new pending trace, its rest, analysed on its own at its own
-// decision. A kept fragment's calls are held back to begin that rest (holdback.go), so a
+// decision. A kept fragment's calls are held back to begin that rest (the verdict's
+// holdback.go picks them, holdRest buffers them), so a
 // call that goes on across the decision is analysed, recorded and counted once. A kept
 // decision the cache forgets leaves a mark among the dropped ones: later spans of its trace
 // are dropped, never started over as a new trace (remember.go).
@@ -115,5 +120,5 @@
 // span under its own resource and scope. A slow next consumer holds the shard that forwards
 // to it and, through the shard's input channel, ConsumeTraces: that is the processor's
 // backpressure. A stale read decided before the trace it copied is found by whichever shard
-// decides that trace, and sent on a late-finding span of its own (stale.go).
+// decides that trace, and sent on a late-finding span of its own (the verdict's stale.go).
 package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"

@@ -1,6 +1,7 @@
 package buffer
 
 import (
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 )
@@ -9,23 +10,23 @@ import (
 // resources and scopes, and seals each span it annotated (it is done with them). A trace
 // that would not fit in the batch starts a new one, and one over flushSpans leaves in
 // several, so every request stays within what a backend accepts.
-func (s *shard) enqueue(set *spanSet) {
+func (s *shard) enqueue(set *spanset.Set) {
 	if s.outSpans+int64(set.Len()) > flushSpans {
 		s.flush()
 	}
-	s.writer.reset(s.out)
-	for _, p := range set.parts {
-		for _, span := range p.spans {
+	s.writer.Reset(s.out)
+	for _, p := range set.Parts {
+		for _, span := range p.Spans {
 			if s.outSpans == flushSpans {
 				s.flush()
-				s.writer.reset(s.out)
+				s.writer.Reset(s.out)
 			}
-			s.sealer.Seal(span)
-			s.writer.move(p.origin, span)
+			s.verdict.Seal(span)
+			s.writer.Move(p.Origin, span)
 			s.outSpans++
 		}
 	}
-	s.writer.reset(ptrace.Traces{})
+	s.writer.Reset(ptrace.Traces{})
 	if s.outSpans >= flushSpans {
 		s.flush()
 	}
@@ -34,7 +35,7 @@ func (s *shard) enqueue(set *spanSet) {
 // flush forwards the outgoing batch. A slow next consumer holds the shard (and, through its
 // input channel, ConsumeTraces): that is the processor's backpressure.
 func (s *shard) flush() {
-	s.flushLate()
+	s.verdict.FlushLate(s.ctx, s.next)
 	if s.outSpans == 0 {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
 )
 
 // Packing. Decoded, a span is some 45 heap objects the garbage collector marks at every
@@ -73,11 +74,11 @@ func (s *shard) pack(pt *pendingTrace) {
 		return
 	}
 	td := ptrace.NewTraces()
-	var w spanWriter
-	w.reset(td)
-	for _, p := range pt.set.parts {
-		for _, span := range p.spans {
-			w.move(p.origin, span)
+	var w spanset.Writer
+	w.Reset(td)
+	for _, p := range pt.set.Parts {
+		for _, span := range p.Spans {
+			w.Move(p.Origin, span)
 		}
 	}
 	b, err := s.sizer.MarshalTraces(td)
@@ -86,7 +87,7 @@ func (s *shard) pack(pt *pendingTrace) {
 	}
 	if err != nil {
 		// The spans moved into td, in the order they were noted: hold them from there.
-		pt.set, pt.compacted = piecesSet(td), 0
+		pt.set, pt.compacted = spanset.FromTraces(td), 0
 		s.logger.Debug("kept spans decoded: encoding failed", zap.Error(err))
 		return
 	}
@@ -100,7 +101,7 @@ func (s *shard) pack(pt *pendingTrace) {
 	pt.packed = append(pt.packed, s.packScratch...)
 	s.packScratch = keepScratch(s.packScratch)
 	pt.packedSpans += pt.set.Len()
-	pt.set, pt.arrivals, pt.compacted = spanSet{}, nil, 0
+	pt.set, pt.arrivals, pt.compacted = spanset.Set{}, nil, 0
 }
 
 // unpack decodes pt's packed spans back into its set, ahead of the spans that arrived
@@ -129,10 +130,10 @@ func (s *shard) unpack(pt *pendingTrace) {
 		s.logger.Error("dropped the spans of a buffered trace that could not be decoded again", zap.Error(err))
 		return
 	}
-	set := piecesSet(td)
-	notes, _, _, _ := s.note(make([]grouping.Arrival, 0, set.Len()+len(pt.arrivals)), &set)
+	set := spanset.FromTraces(td)
+	notes, _, _, _ := s.verdict.Note(make([]grouping.Arrival, 0, set.Len()+len(pt.arrivals)), &set)
 	pt.arrivals = append(notes, pt.arrivals...)
-	set.add(pt.set)
+	set.Add(pt.set)
 	pt.set, pt.compacted = set, 0
 }
 
@@ -195,13 +196,4 @@ func keepScratch(b []byte) []byte {
 		return nil
 	}
 	return b[:0]
-}
-
-// piecesSet is every span of td, which holds one trace, as one set.
-func piecesSet(td ptrace.Traces) spanSet {
-	var set spanSet
-	for _, pc := range splitByTrace(td, nil, nil) {
-		set.add(pc.set)
-	}
-	return set
 }

@@ -15,8 +15,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // agentRun is one agent run sent as an SDK batch exporter sends a long one: first the model
@@ -208,24 +208,9 @@ func TestMemoryPressureDecidesCompleteTracesBeforeFragments(t *testing.T) {
 	h.Conservation()
 }
 
-func TestLogLimiterLetsOneLineThroughPerInterval(t *testing.T) {
-	l := &logLimiter{every: time.Second}
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ok, suppressed := l.allow(at)
-	assert.True(t, ok)
-	assert.Zero(t, suppressed)
-	for i := range 3 {
-		ok, _ = l.allow(at.Add(time.Duration(i) * 300 * time.Millisecond))
-		assert.False(t, ok, "held back within the interval")
-	}
-	ok, suppressed = l.allow(at.Add(time.Second))
-	assert.True(t, ok)
-	assert.EqualValues(t, 3, suppressed, "the next line reports what was held back")
-}
-
-func TestReasonIndexRoundTrips(t *testing.T) {
-	for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
-		assert.Equal(t, r, reasonOf(reasonIndex(r)))
-	}
+func TestKeptDecisionStaysThreeWords(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(keptDecision{}), uintptr(24), "a kept decision stays three words")
+	kd := newKeptDecision(verdict.Kept{}, markTraceBytes)
+	assert.Equal(t, markTraceBytes, kd.provisional())
+	assert.False(t, kd.valuesForgotten())
 }

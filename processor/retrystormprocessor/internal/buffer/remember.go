@@ -6,7 +6,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
@@ -33,11 +32,11 @@ const maxDecisionBytes = 512 << 10
 // clean one. A decision whose payload values take more than the shard's bound per decision
 // keeps its place without them, and the spans of its trace that come later are dropped.
 func (s *shard) remember(id pcommon.TraceID, kd keptDecision) {
-	bytes := int64(kd.payloads.Bytes())
+	bytes := int64(kd.Payloads.Bytes())
 	if bytes > s.cfg.maxDecisionBytes {
-		kd.payloads, kd.valuesForgotten, bytes = nil, true, 0
+		kd.Payloads, kd.Holder[1], bytes = nil, 1, 0 // valuesForgotten
 	}
-	s.cache.Keep(id, kd, reasonOf(kd.reason) != decision.ReasonClean, bytes)
+	s.cache.Keep(id, kd, kd.Signal(), bytes)
 }
 
 // forget is told by the cache of each kept decision it forgot to make room: the trace is
@@ -51,9 +50,9 @@ func (s *shard) forget(id pcommon.TraceID, kd keptDecision, signal bool) {
 	if !signal {
 		return
 	}
-	reason := reasonOf(kd.reason)
+	reason := kd.Reason()
 	s.tel.signalEvicted(reason)
-	if ok, suppressed := s.evictLog.allow(s.now()); ok {
+	if ok, suppressed := s.evictLog.Allow(s.now()); ok {
 		kept, _ := s.cache.Len()
 		s.logger.Warn("a kept signal decision was evicted from the decision cache; later spans of its trace will be dropped",
 			zap.String("trace.id", id.String()),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
 )
 
 // batch builds one resource per entry of layout; each resource has one scope per inner
@@ -55,20 +56,20 @@ func TestSplitByTrace(t *testing.T) {
 			for _, span := range tracespans.All(td) {
 				handles[span] = true
 			}
-			pieces := splitByTrace(td, nil, nil)
+			pieces := spanset.Split(td, nil, nil)
 			require.Len(t, pieces, len(tt.want))
 			for _, pc := range pieces {
-				for _, span := range pc.set.All() {
+				for _, span := range pc.Set.All() {
 					assert.True(t, handles[span], "the piece holds the request's own span, not a copy")
 				}
-				size := pc.set.size(&ptrace.ProtoMarshaler{})
-				moved := setTraces(&pc.set)
-				assert.Equal(t, tt.want[traceNumber(t, pc.id, tt.want)], moved.SpanCount())
-				assert.Equal(t, moved.SpanCount(), pc.set.Len())
+				size := pc.Set.Size(&ptrace.ProtoMarshaler{})
+				moved := setTraces(&pc.Set)
+				assert.Equal(t, tt.want[traceNumber(t, pc.ID, tt.want)], moved.SpanCount())
+				assert.Equal(t, moved.SpanCount(), pc.Set.Len())
 				assert.Equal(t, int64((&ptrace.ProtoMarshaler{}).TracesSize(moved)), size,
 					"the piece's size is the OTLP size of its spans once moved")
 				forEachResourceScopeSpan(moved, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) {
-					assert.Equal(t, pc.id, span.TraceID())
+					assert.Equal(t, pc.ID, span.TraceID())
 					r, _ := rs.Resource().Attributes().Get("resource")
 					assert.Equal(t, byte(r.Int()), span.SpanID()[0], "the span keeps its resource")
 					assert.Equal(t, string(rune('a'+span.SpanID()[1])), ss.Scope().Version(), "and its scope")
@@ -80,13 +81,13 @@ func TestSplitByTrace(t *testing.T) {
 }
 
 // setTraces moves the spans of set into new traces, as enqueue moves a kept trace.
-func setTraces(set *spanSet) ptrace.Traces {
+func setTraces(set *spanset.Set) ptrace.Traces {
 	td := ptrace.NewTraces()
-	var w spanWriter
-	w.reset(td)
-	for _, p := range set.parts {
-		for _, span := range p.spans {
-			w.move(p.origin, span)
+	var w spanset.Writer
+	w.Reset(td)
+	for _, p := range set.Parts {
+		for _, span := range p.Spans {
+			w.Move(p.Origin, span)
 		}
 	}
 	return td
@@ -149,10 +150,11 @@ func TestEachBufferedSpanCarriesItsArrival(t *testing.T) {
 	pt := sh.traces[id]
 	require.NotNil(t, pt)
 	require.Len(t, pt.arrivals, pt.set.Len())
+	notes, _, _, _ := sh.verdict.Note(nil, &pt.set)
 	tools := 0
 	i := 0
 	for _, span := range pt.set.All() {
-		assert.Equal(t, sh.analyzer.Arrival(span), pt.arrivals[i])
+		assert.Equal(t, notes[i], pt.arrivals[i])
 		if strings.HasPrefix(span.Name(), "execute_tool") {
 			tools++
 		}

@@ -2,32 +2,28 @@ package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormp
 
 import (
 	"context"
-	"slices"
 	"sync/atomic"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
-	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // pendingTrace is a trace held until its decision.
 type pendingTrace struct {
 	id  pcommon.TraceID
-	set spanSet
+	set spanset.Set
 	// arrivals holds the analyzer's Arrival note of each span of set, in order.
 	arrivals []grouping.Arrival
 	bytes    int64
@@ -82,29 +78,29 @@ const (
 // root's arrival, or set aside for a signal (triage only proves traces clean).
 func (st traceState) triaged() bool { return st == provenClean || st == unproven || st == signalled }
 
-// keptDecision is what late spans of a kept trace need.
-type keptDecision struct {
-	threshold sampling.Threshold
-	stamp     bool
-	// provisional is the mark of a provisional decision (markFinal: final): later spans
-	// are then held and analysed as the rest of the trace, not forwarded as late spans.
-	provisional uint8
-	// reason is the decision's sampling reason (reasonIndex), for the rest of the trace.
-	// Small fields together keep an entry the size it was before provisional decisions.
-	reason uint8
-	// valuesForgotten: the trace's payload values were too many to remember
-	// (maxDecisionBytes), so its later spans are dropped as if the decision were forgotten.
-	valuesForgotten bool
-	// payloads are the fingerprints of the trace's tool payload values, for scrubbing
-	// copies in late spans (nil: none, or redaction off).
-	payloads *redact.Values
+// keptDecision is what late spans of a kept trace need: its verdict, and in the verdict's
+// Holder bytes the store's own flags (so an entry stays three words).
+type keptDecision struct{ verdict.Kept }
+
+// provisional is the mark of a provisional decision (markFinal: final): later spans are
+// then held and analysed as the rest of the trace, not forwarded as late spans.
+func (kd *keptDecision) provisional() uint8 { return kd.Holder[0] }
+
+// valuesForgotten: the trace's payload values were too many to remember
+// (maxDecisionBytes), so its later spans are dropped as if the decision were forgotten.
+func (kd *keptDecision) valuesForgotten() bool { return kd.Holder[1] != 0 }
+
+// newKeptDecision is a kept verdict remembered with its provisional mark.
+func newKeptDecision(k verdict.Kept, mark uint8) keptDecision {
+	k.Holder = [2]uint8{mark, 0}
+	return keptDecision{k}
 }
 
 // shardInput is one message to a shard: pieces to ingest with the time ConsumeTraces received
 // them, and when ack is set, a request to close it once they are ingested and due deadlines
 // are decided.
 type shardInput struct {
-	pieces []piece
+	pieces []spanset.Piece
 	at     time.Time
 	ack    chan struct{}
 }
@@ -115,7 +111,6 @@ type shardConfig struct {
 	maxBytes     int64
 	// maxTraceBytes is the most one trace holds before it is decided provisionally.
 	maxTraceBytes int64
-	redact        bool
 	keptCache     int
 	// keptBytes bounds the kept decisions' memory, maxDecisionBytes one decision's payload
 	// values (remember.go).
@@ -124,8 +119,9 @@ type shardConfig struct {
 }
 
 // shard owns the buffered traces whose ids hash to it, and everything about them: the byte
-// accounting, the deadline queues, the decision cache and an analyzer. Only its goroutine
-// (or, in synchronous mode, the caller) touches it; the gauges are atomics for the meter.
+// accounting, the deadline queues, the decision cache and the verdict that decides them.
+// Only its goroutine (or, in synchronous mode, the caller) touches it; the gauges are
+// atomics for the meter.
 type shard struct {
 	cfg      shardConfig
 	now      func() time.Time
@@ -133,11 +129,7 @@ type shard struct {
 	next     consumer.Traces
 	tel      *telemetry
 	logger   *zap.Logger
-	analyzer *analysis.Analyzer
-	redactor *redact.Redactor
-	// sealer seals what the shard forwards (processor README, "Security").
-	sealer   *stormrecord.Sealer
-	policy   *decision.Policy
+	verdict  *verdict.Verdict
 	sizer    ptrace.ProtoMarshaler
 	unpacker ptrace.ProtoUnmarshaler
 	// packScratch and unpackScratch are the compressed and decompressed bytes of the last
@@ -164,21 +156,15 @@ type shard struct {
 
 	out      ptrace.Traces
 	outSpans int64
-	writer   spanWriter
-	// stale holds stale-cache suspects across shards (nil: the check is off); late is the
-	// shard's batch of findings found after their trace was decided (stale.go).
-	stale      *stalecache.Memory
-	late       lateBatch
-	lastExpire time.Time
+	writer   spanset.Writer
 
 	in   chan shardInput
 	done chan struct{}
 	// room is signalled (without waiting) each time the shard takes an input.
 	room chan<- struct{}
-	// lateLog and evictLog limit the late-signal and eviction log lines of every shard
-	// together.
-	lateLog, evictLog *logLimiter
-	gauges            struct{ bytes, traces, spans atomic.Int64 }
+	// evictLog limits the eviction log lines of every shard together.
+	evictLog *loglimit.Limiter
+	gauges   struct{ bytes, traces, spans atomic.Int64 }
 }
 
 // flushSpans bounds a forwarded batch, so neither a huge kept trace nor deciding a full
@@ -186,14 +172,11 @@ type shard struct {
 // (agent spans run about 0.5 kB of OTLP each).
 const flushSpans = 2048
 
-// init makes the shard's state, and its analyzer and redactor from ac (the HMAC key
-// included) and rc. Each shard has its own: both hold a hasher and scratch space and are
-// not safe for concurrent use. Late spans are read with the analyzer's extractor. mem is
-// the result memory every shard's analyzer shares (nil: the stale-cache check is off).
-func (s *shard) init(ac analysis.Config, rc redact.Config, mem findings.ResultMemory) {
-	s.analyzer = analysis.New(ac, mem)
-	s.redactor = redact.New(rc, ac.Key)
-	s.sealer = stormrecord.NewSealer()
+// init makes the shard's state, and its verdict from vc and what every shard's verdict
+// shares. Each shard has its own: a verdict holds a hasher and scratch space and is not
+// safe for concurrent use.
+func (s *shard) init(vc verdict.Config, shared verdict.Shared) {
+	s.verdict = verdict.New(vc, shared)
 	s.traces = map[pcommon.TraceID]*pendingTrace{}
 	s.keys = newKeyTable()
 	s.cache = decisioncache.New[keptDecision](s.cfg.keptCache, s.cfg.keptBytes, s.cfg.droppedCache, s.forget)
@@ -249,7 +232,7 @@ func (s *shard) drain() {
 
 // step ingests pieces that arrived at the given time, keeps the buffer in bounds, decides
 // what is due and forwards what was kept.
-func (s *shard) step(pieces []piece, arrived time.Time) {
+func (s *shard) step(pieces []spanset.Piece, arrived time.Time) {
 	now := s.now()
 	if len(pieces) > 0 {
 		s.inputs++
@@ -265,7 +248,7 @@ func (s *shard) step(pieces []piece, arrived time.Time) {
 		}
 	}
 	s.decideDue(now)
-	s.expireSuspects(now)
+	s.verdict.ExpireSuspects(now)
 	s.age(now)
 	s.flush()
 	s.publish()
@@ -273,32 +256,32 @@ func (s *shard) step(pieces []piece, arrived time.Time) {
 
 // ingest buffers a piece and returns its pending trace; nil when the piece was handled as
 // late spans of a trace decided for good.
-func (s *shard) ingest(pc piece, now time.Time) *pendingTrace {
-	spans := int64(pc.set.Len())
+func (s *shard) ingest(pc spanset.Piece, now time.Time) *pendingTrace {
+	spans := int64(pc.Set.Len())
 	s.tel.received(spans)
 	rest, late := s.lateOf(pc, spans)
 	if late {
 		return nil
 	}
-	pt, ok := s.traces[pc.id]
+	pt, ok := s.traces[pc.ID]
 	if !ok {
-		pt = &pendingTrace{id: pc.id, set: pc.set, first: now, input: s.inputs, rest: rest}
-		s.traces[pc.id] = pt
+		pt = &pendingTrace{id: pc.ID, set: pc.Set, first: now, input: s.inputs, rest: rest}
+		s.traces[pc.ID] = pt
 		s.arrivals.Push(pt)
 	} else {
-		pt.set.add(pc.set)
+		pt.set.Add(pc.Set)
 		pt.voidTriage()
 	}
 	var root ptrace.Span
 	var hasRoot, hasError bool
-	pt.arrivals, root, hasRoot, hasError = s.note(pt.arrivals, &pc.set)
+	pt.arrivals, root, hasRoot, hasError = s.verdict.Note(pt.arrivals, &pc.Set)
 	// The piece's OTLP size. A trace that arrives whole, root included, and is packed has
 	// it for free: its encoding's length. Settling may pack any trace, moving its spans, so
 	// every other piece is sized first.
 	whole := !ok && hasRoot
 	var size int64
 	if !whole {
-		size = pc.set.size(&s.sizer)
+		size = pc.Set.Size(&s.sizer)
 	}
 	pt.errorSeen = pt.errorSeen || hasError
 	if hasRoot && pt.rootAt.IsZero() {
@@ -311,7 +294,7 @@ func (s *shard) ingest(pc piece, now time.Time) *pendingTrace {
 		if pt.packed != nil {
 			size = packedSize(pt.packed)
 		} else {
-			size = pc.set.size(&s.sizer)
+			size = pc.Set.Size(&s.sizer)
 		}
 	}
 	pt.bytes += size
@@ -334,26 +317,26 @@ func (s *shard) ingest(pc piece, now time.Time) *pendingTrace {
 // trace whose decision or payload values the cache forgot, dropped (remember.go). Spans of
 // a trace decided provisionally are the rest of it, to be buffered: rest says what that
 // decision was.
-func (s *shard) lateOf(pc piece, spans int64) (rest *provisionalRest, late bool) {
-	if pt, ok := s.traces[pc.id]; ok && pt.rest != nil {
+func (s *shard) lateOf(pc spanset.Piece, spans int64) (rest *provisionalRest, late bool) {
+	if pt, ok := s.traces[pc.ID]; ok && pt.rest != nil {
 		// A rest is pending (calls held back at the decision begin it): later spans join
 		// it, whatever the cache forgot since; it holds what it needs of the decision.
 		s.tel.lateSpans(metadata.AttributeLateDecisionProvisional, spans)
 		return pt.rest, false
 	}
-	if kd, ok := s.cache.Kept(pc.id); ok {
-		if kd.valuesForgotten {
+	if kd, ok := s.cache.Kept(pc.ID); ok {
+		if kd.valuesForgotten() {
 			s.dropForgotten(spans)
 			return nil, true
 		}
-		if kd.provisional == markFinal {
-			s.lateKept(pc.id, &pc.set, spans, kd)
+		if kd.provisional() == markFinal {
+			s.lateKept(pc.ID, &pc.Set, spans, kd)
 			return nil, true
 		}
 		s.tel.lateSpans(metadata.AttributeLateDecisionProvisional, spans)
-		return &provisionalRest{mark: kd.provisional, kept: &kd}, false
+		return newRest(kd.provisional(), &kd), false
 	}
-	if dropped, mark := s.cache.Dropped(pc.id); dropped {
+	if dropped, mark := s.cache.Dropped(pc.ID); dropped {
 		if mark == markForgotten {
 			s.dropForgotten(spans)
 			return nil, true
@@ -364,41 +347,50 @@ func (s *shard) lateOf(pc piece, spans int64) (rest *provisionalRest, late bool)
 			return nil, true
 		}
 		s.tel.lateSpans(metadata.AttributeLateDecisionProvisional, spans)
-		return &provisionalRest{mark: mark}, false
+		return newRest(mark, nil), false
 	}
 	return nil, false
 }
 
-// triageAtRoot triages a trace whose root just arrived, while its spans are still in the
-// CPU's caches, instead of at its deadline root_grace later, when they no longer are. Most
-// traces arrive whole with their root last, and most of those triage proves clean: sampling
-// drops them at the deadline from what triage kept, without reading a span again. A trace
-// that sampling keeps even when clean, or that shows an error span, is analysed at its
-// deadline and needs no triage (nor does one set aside under memory pressure, or any
-// trace when the configuration leaves triage nothing to prove); with root_grace 0 the
-// deadline is now. root is the trace's first root span, just arrived; whole says every
-// span of the trace came with it.
+// triageAtRoot has the verdict triage a trace whose root just arrived, while its spans
+// are still in the CPU's caches, instead of at its deadline root_grace later, when they no
+// longer are. Most traces arrive whole with their root last, and most of those triage
+// proves clean: sampling drops them at the deadline from what triage kept, without reading
+// a span again. A trace that sampling keeps even when clean, or that shows an error span,
+// is analysed at its deadline and needs no triage (nor does one set aside under memory
+// pressure, or any trace when the configuration leaves triage nothing to prove); with
+// root_grace 0 the deadline is now. root is the trace's first root span, just arrived;
+// whole says every span of the trace came with it. A trace proven clean that will wait
+// compactHold or more is packed.
 func (s *shard) triageAtRoot(pt *pendingTrace, root ptrace.Span, whole bool) {
-	if pt.errorSeen || pt.state == signalled || s.cfg.rootGrace <= 0 || !s.analyzer.Triageable() {
+	if pt.errorSeen || pt.state == signalled || s.cfg.rootGrace <= 0 {
 		return
 	}
-	traceState := root.TraceState().AsRaw()
-	if s.policy.KeepsClean(pt.id, traceState) {
+	settled, triaged := s.verdict.TriageAtRoot(s.trace(pt), root, whole)
+	switch {
+	case !triaged:
 		return
-	}
-	s.unpack(pt) // spans held encoded while the root was awaited
-	q := s.index(pt)
-	q.Cached = whole
-	q = s.analyzer.TriageIndexed(q)
-	if q.Clean {
-		pt.settled, pt.state = s.analyzer.Settle(q, traceState), provenClean
-	} else {
+	case settled != nil:
+		pt.settled, pt.state = settled, provenClean
+	default:
 		pt.state = unproven
 	}
-	s.analyzer.Recycle(q)
 	if pt.settled != nil && s.waitsLong(pt, pt.rootAt) {
 		s.pack(pt)
 	}
+}
+
+// trace is pt as the verdict reads it.
+func (s *shard) trace(pt *pendingTrace) *verdict.Trace {
+	t := &verdict.Trace{
+		ID: pt.id, Set: &pt.set, Notes: &pt.arrivals, Settled: pt.settled,
+		Triaged: pt.state.triaged(), ErrorSeen: pt.errorSeen, Fragment: pt.rootAt.IsZero(),
+		Unpack: func() { s.unpack(pt) },
+	}
+	if pt.rest != nil {
+		t.Rest = &pt.rest.verdict
+	}
+	return t
 }
 
 // voidTriage forgets the triage made on the root's arrival: spans arrived after it.
@@ -407,21 +399,6 @@ func (pt *pendingTrace) voidTriage() {
 		pt.state = pending
 	}
 	pt.settled = nil
-}
-
-// note appends the analyzer's arrival note of each span of set to notes, and reports the
-// first root span of set (hasRoot: there is one) and whether a span is in status ERROR.
-func (s *shard) note(notes []grouping.Arrival, set *spanSet) (_ []grouping.Arrival, root ptrace.Span, hasRoot, hasError bool) {
-	notes = slices.Grow(notes, set.Len())
-	for _, span := range set.All() {
-		a := s.analyzer.Arrival(span)
-		if !hasRoot && a.Parent.IsEmpty() {
-			root, hasRoot = span, true
-		}
-		hasError = hasError || analysis.NotedError(a)
-		notes = append(notes, a)
-	}
-	return notes, root, hasRoot, hasError
 }
 
 // compactHold is the hold above which buffered spans are made compact (packed, or their
@@ -443,12 +420,12 @@ func (s *shard) waitsLong(pt *pendingTrace, now time.Time) bool {
 
 // compact compacts the attributes of the spans of pt's set not compacted yet (keyTable).
 func (s *shard) compact(pt *pendingTrace) {
-	for _, p := range pt.set.parts[pt.compacted:] {
-		for _, span := range p.spans {
+	for _, p := range pt.set.Parts[pt.compacted:] {
+		for _, span := range p.Spans {
 			s.keys.compact(span.Attributes())
 		}
 	}
-	pt.compacted = len(pt.set.parts)
+	pt.compacted = len(pt.set.Parts)
 }
 
 // publish mirrors the shard's accounting for the buffered gauges.

@@ -106,14 +106,14 @@ func TestStaleReadDecidedBeforeItsOriginal(t *testing.T) {
 			assert.EqualValues(t, 1, h.Sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
 			if !staleFirst {
 				assert.Contains(t, kinds(first), "stale_cache_suspect")
-				assert.Empty(t, got[lateFindingSpan])
+				assert.Empty(t, got[stormrecord.LateFindingSpan])
 				assert.Zero(t, h.Sum(metadata.MetricLateFindings))
 				h.Conservation()
 				return
 			}
 			assert.NotContains(t, kinds(first), "stale_cache_suspect", "not known when the trace was decided")
-			require.Len(t, got[lateFindingSpan], 1, "the finding found later, on a span of its own")
-			late := got[lateFindingSpan][0]
+			require.Len(t, got[stormrecord.LateFindingSpan], 1, "the finding found later, on a span of its own")
+			late := got[stormrecord.LateFindingSpan][0]
 			assert.Equal(t, first.ID, late.ID, "the same call's record")
 			assert.Equal(t, 2, late.Revision)
 			assert.Equal(t, first.Attempts, late.Attempts)
@@ -121,7 +121,7 @@ func TestStaleReadDecidedBeforeItsOriginal(t *testing.T) {
 			assert.True(t, late.Completeness().Beats(first.Completeness()), "a reader takes the revision")
 			assert.Contains(t, late.Findings[len(late.Findings)-1].Detail, original.String())
 			for _, s := range buffertest.SinkSpans(h.Sink)[stale] {
-				if s.Name() == lateFindingSpan {
+				if s.Name() == stormrecord.LateFindingSpan {
 					assert.Equal(t, first.AttemptSpanIDs[1], s.ParentSpanID().String(), "under the attempt it concerns")
 					assert.Equal(t, 1, s.Events().Len())
 					assert.Equal(t, stormrecord.Sealed, stormrecord.NewSealer().Check(s), "the late-finding span is sealed")
@@ -153,7 +153,7 @@ func TestSuspectTraceIsSampledForTheFindingItMayGet(t *testing.T) {
 		h.Advance(2 * time.Second)
 		if keepDivergence == 100 {
 			assert.EqualValues(t, 1, h.Sum(metadata.MetricTraces, attribute.String("decision", "kept"), attribute.String("reason", "divergence")))
-			assert.Len(t, summaries(t, buffertest.SinkSpans(h.Sink)[buffertest.TraceID(2)])[lateFindingSpan], 1)
+			assert.Len(t, summaries(t, buffertest.SinkSpans(h.Sink)[buffertest.TraceID(2)])[stormrecord.LateFindingSpan], 1)
 			assert.EqualValues(t, 1, h.Sum(metadata.MetricLateFindings, attribute.String("outcome", "forwarded")))
 		} else {
 			assert.NotContains(t, buffertest.SinkSpans(h.Sink), buffertest.TraceID(2))
@@ -177,7 +177,7 @@ func TestHeldSuspectExpires(t *testing.T) {
 	h.Advance(2 * time.Second)
 	h.Consume(buffertest.ChargeCardTrace(buffertest.TraceID(1), false))
 	h.Advance(2 * time.Second)
-	assert.Empty(t, summaries(t, buffertest.SinkSpans(h.Sink)[buffertest.TraceID(2)])[lateFindingSpan])
+	assert.Empty(t, summaries(t, buffertest.SinkSpans(h.Sink)[buffertest.TraceID(2)])[stormrecord.LateFindingSpan])
 	assert.EqualValues(t, 1, h.Sum(metadata.MetricStaleSuspects, attribute.String("outcome", "expired")))
 	assert.Zero(t, h.Sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
 

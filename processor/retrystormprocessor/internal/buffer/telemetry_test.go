@@ -16,6 +16,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // mcpErrorTrace is an MCP tools/call span without a call id whose result says isError while
@@ -120,10 +121,10 @@ func TestToolNamesAreBounded(t *testing.T) {
 		}
 		return out
 	}
-	require.EqualValues(t, 0, tools()[toolOther], "the first collection sees every series at 0")
+	require.EqualValues(t, 0, tools()[verdict.ToolOther], "the first collection sees every series at 0")
 	got := tools()
-	assert.Len(t, got, maxToolNames+1)
-	assert.EqualValues(t, 50, got[toolOther])
+	assert.Len(t, got, verdict.MaxToolNames+1)
+	assert.EqualValues(t, 50, got[verdict.ToolOther])
 }
 
 // TestCountersStartAtZero: before any span, every counter is exported with each series of
@@ -190,12 +191,6 @@ func TestStormCallsStartAtZero(t *testing.T) {
 	search := "class=transient_dependency,tool=search"
 	assert.Equal(t, map[string]int64{lookup: 2, search: 0}, series(t, h, metadata.MetricStormCalls), "a known series counts at once, a new one starts at 0")
 	assert.Equal(t, map[string]int64{lookup: 2, search: 1}, series(t, h, metadata.MetricStormCalls))
-}
-
-func TestToolNameLabelsAreValidUTF8(t *testing.T) {
-	tn := &toolNames{limit: 10}
-	assert.Equal(t, "pay\uFFFDnow", tn.bound("pay\xffnow"))
-	assert.Equal(t, toolUnknown, tn.bound(""))
 }
 
 // TestDecisionCacheEvictionsAreCounted: a decision the cache forgets to make room is counted

@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // unansweredTrace is a run in which the model asked for a tool no span executed, sent
@@ -55,12 +56,12 @@ func TestUnseenToolCallsAreCounted(t *testing.T) {
 	assert.EqualValues(t, 1, h.Sum(metadata.MetricUnseenToolCalls, attribute.String("reason", "result_unread"), attribute.String("scope", "agent-sdk")))
 
 	h = newHarness(t, cfg, nil)
-	for i := range maxToolNames + 5 {
+	for i := range verdict.MaxToolNames + 5 {
 		h.Consume(unansweredTrace(buffertest.TraceID(uint64(10+i)), fmt.Sprintf("scope-%03d", i)))
 	}
 	h.Advance(cfg.DecisionWait + time.Second)
 	assert.Zero(t, h.Sum(metadata.MetricUnseenToolCalls))
-	assert.EqualValues(t, 5, h.Sum(metadata.MetricUnseenToolCalls, attribute.String("scope", toolOther)),
-		"past the first %d scopes", maxToolNames)
-	assert.EqualValues(t, maxToolNames+5, h.Sum(metadata.MetricUnseenToolCalls, attribute.String("reason", "unanswered")))
+	assert.EqualValues(t, 5, h.Sum(metadata.MetricUnseenToolCalls, attribute.String("scope", verdict.ToolOther)),
+		"past the first %d scopes", verdict.MaxToolNames)
+	assert.EqualValues(t, verdict.MaxToolNames+5, h.Sum(metadata.MetricUnseenToolCalls, attribute.String("reason", "unanswered")))
 }

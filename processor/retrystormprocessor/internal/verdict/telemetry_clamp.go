@@ -1,4 +1,4 @@
-package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
+package verdict // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 
 import (
 	"go.opentelemetry.io/otel/attribute"
@@ -15,7 +15,7 @@ var (
 
 // clampedTimestamps counts the attempt times of one decided trace that were past what
 // int64 nanoseconds hold and were clamped, not wrapped (toolspan.MaxTimestamp).
-func (t *telemetry) clampedTimestamps(starts, ends int) {
+func (t *Telemetry) clampedTimestamps(starts, ends int) {
 	t.add(t.b.ProcessorRetryStormTimestampsClamped, int64(starts), clampedStart)
 	t.add(t.b.ProcessorRetryStormTimestampsClamped, int64(ends), clampedEnd)
 }

@@ -1,4 +1,4 @@
-package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
+package verdict // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 
 import (
 	"slices"
@@ -8,6 +8,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -16,8 +17,8 @@ import (
 // decision cache keeps them. Only kept traces pay for it. known are payloads the trace's
 // spans are scrubbed of besides its own: those of the first part of a provisionally kept
 // trace, for its rest (nil: none).
-func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Values) *redact.Values {
-	b := s.redactor.Values()
+func (v *Verdict) redactKept(tr *analysis.Trace, set *spanset.Set, known *redact.Values) *redact.Values {
+	b := v.redactor.Values()
 	for _, n := range tr.ToolSpans {
 		b.Add(tr.Tree.Nodes[n].Span)
 		if keys := tr.PayloadKeys[n]; len(keys) > 0 {
@@ -28,7 +29,7 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 		b.AddModelPayload(p)
 	}
 	b.Follow(followedOf(tr))
-	s.hashedPayloads(b, tr)
+	v.hashedPayloads(b, tr)
 	for _, tool := range tr.Tools {
 		b.Exclude(tool)
 	}
@@ -36,26 +37,26 @@ func (s *shard) redactKept(tr *analysis.Trace, set *spanSet, known *redact.Value
 	vals := b.Done(&st)
 	if known != nil {
 		vals = known.Merge(vals, &st)
-		s.redactor.MarkAsHashed(known)
+		v.redactor.MarkAsHashed(known)
 	}
 	held := func(n int32) bool { return tr.Held != nil && tr.Held[n] } // redacted with the rest
 	for _, n := range tr.ToolSpans {
 		if held(n) {
 			continue
 		}
-		s.redactor.ToolSpan(tr.Tree.Nodes[n].Span, &st)
+		v.redactor.ToolSpan(tr.Tree.Nodes[n].Span, &st)
 		if keys := tr.PayloadKeys[n]; len(keys) > 0 {
-			s.redactor.DeleteKeys(tr.Tree.Nodes[n].Span, keys, &st)
+			v.redactor.DeleteKeys(tr.Tree.Nodes[n].Span, keys, &st)
 		}
 	}
 	for n, keys := range tr.MessageKeys {
 		if !held(n) {
-			s.redactor.Messages(tr.Tree.Nodes[n].Span, keys, &st)
+			v.redactor.Messages(tr.Tree.Nodes[n].Span, keys, &st)
 		}
 	}
-	s.redactSet(set, vals, &st)
+	v.redactSet(set, vals, &st)
 	st.Scrubbed += annotate.ScrubRecords(tr, vals.Scrub)
-	s.tel.redacted(st)
+	v.shared.Tel.redacted(st)
 	return vals.Unindexed()
 }
 
@@ -86,8 +87,8 @@ func followedOf(tr *analysis.Trace) *redact.Followed {
 
 // hashedPayloads hands b the payload texts the analysis hashed with their hashes, so the
 // markers of their copies are not hashed again.
-func (s *shard) hashedPayloads(b redact.ValueBuilder, tr *analysis.Trace) {
-	x := s.analyzer.Extractor()
+func (v *Verdict) hashedPayloads(b redact.ValueBuilder, tr *analysis.Trace) {
+	x := v.analyzer.Extractor()
 	for _, u := range slices.Concat(tr.Units, tr.HeldUnits) {
 		for _, c := range u.Calls {
 			for _, a := range c.Attempts {
@@ -105,9 +106,9 @@ func (s *shard) hashedPayloads(b redact.ValueBuilder, tr *analysis.Trace) {
 // trace's are. It returns every payload fingerprint known for the trace now, for the
 // decision cache: known itself when no late tool span brought any, and either way without
 // the index the scan built.
-func (s *shard) redactLate(set *spanSet, tools []*grouping.Attempt, known *redact.Values) *redact.Values {
-	b := s.redactor.Values()
-	x := s.analyzer.Extractor()
+func (v *Verdict) redactLate(set *spanset.Set, tools []*grouping.Attempt, known *redact.Values) *redact.Values {
+	b := v.redactor.Values()
+	x := v.analyzer.Extractor()
 	for _, a := range tools {
 		b.Add(a.Span)
 		b.Exclude(a.ToolName)
@@ -127,25 +128,25 @@ func (s *shard) redactLate(set *spanSet, tools []*grouping.Attempt, known *redac
 			}
 		}
 	}
-	s.redactor.MarkAsHashed(known)
+	v.redactor.MarkAsHashed(known)
 	var st redact.Stats
 	vals := known
 	if len(tools) > 0 || len(found) > 0 {
 		vals = known.Merge(b.Done(&st), &st)
 	}
 	for _, a := range tools {
-		s.redactor.ToolSpan(a.Span, &st)
+		v.redactor.ToolSpan(a.Span, &st)
 	}
 	for _, span := range found {
-		s.redactor.DeleteKeys(span, followed.PayloadKeys, &st)
+		v.redactor.DeleteKeys(span, followed.PayloadKeys, &st)
 	}
 	for _, span := range set.All() {
-		if keys := s.analyzer.MessageKeys(span); len(keys) > 0 {
-			s.redactor.Messages(span, keys, &st)
+		if keys := v.analyzer.MessageKeys(span); len(keys) > 0 {
+			v.redactor.Messages(span, keys, &st)
 		}
 	}
-	s.redactSet(set, vals, &st)
-	s.tel.redacted(st)
+	v.redactSet(set, vals, &st)
+	v.shared.Tel.redacted(st)
 	return vals.Unindexed()
 }
 
@@ -174,38 +175,38 @@ func followedToolSpan(span ptrace.Span, f *redact.Followed) bool {
 // under. Those are shared with other traces of the same request (on any shard), so one
 // that holds a payload is copied for this trace before it is scrubbed, never changed in
 // place.
-func (s *shard) redactSet(set *spanSet, vals *redact.Values, st *redact.Stats) {
+func (v *Verdict) redactSet(set *spanset.Set, vals *redact.Values, st *redact.Stats) {
 	for _, span := range set.All() {
-		s.redactor.Span(span, vals, st)
+		v.redactor.Span(span, vals, st)
 	}
 	if vals.Len() == 0 {
 		return
 	}
-	copies := map[*origin]*origin{}
-	resCopies := map[*resourceOrigin]*resourceOrigin{}
-	for i := range set.parts {
-		o := set.parts[i].origin
+	copies := map[*spanset.Origin]*spanset.Origin{}
+	resCopies := map[*spanset.Resource]*spanset.Resource{}
+	for i := range set.Parts {
+		o := set.Parts[i].Origin
 		if c, ok := copies[o]; ok {
-			set.parts[i].origin = c
+			set.Parts[i].Origin = c
 			continue
 		}
-		res, seen := resCopies[o.res]
+		res, seen := resCopies[o.Res]
 		if !seen {
-			res = o.res
-			if redact.Holds(o.res.rs.Resource().Attributes(), vals) {
-				res = &resourceOrigin{rs: ptraceResourceCopy(o.res), size: o.res.size}
-				st.Scrubbed += s.redactor.Map(res.rs.Resource().Attributes(), vals)
+			res = o.Res
+			if redact.Holds(o.Res.RS.Resource().Attributes(), vals) {
+				res = &spanset.Resource{RS: spanset.CopyResource(o.Res), Size: o.Res.Size}
+				st.Scrubbed += v.redactor.Map(res.RS.Resource().Attributes(), vals)
 			}
-			resCopies[o.res] = res
+			resCopies[o.Res] = res
 		}
 		c := o
-		if scopeHolds := redact.ScopeHolds(o.ss.Scope(), vals); scopeHolds || res != o.res {
-			c = &origin{res: res, ss: ptraceScopeCopy(o), size: o.size}
+		if scopeHolds := redact.ScopeHolds(o.SS.Scope(), vals); scopeHolds || res != o.Res {
+			c = &spanset.Origin{Res: res, SS: spanset.CopyScope(o), Size: o.Size}
 			if scopeHolds {
-				st.Scrubbed += s.redactor.Scope(c.ss.Scope(), vals)
+				st.Scrubbed += v.redactor.Scope(c.SS.Scope(), vals)
 			}
 		}
 		copies[o] = c
-		set.parts[i].origin = c
+		set.Parts[i].Origin = c
 	}
 }

@@ -1,12 +1,14 @@
-package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
+package verdict // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -61,8 +63,8 @@ func (r *revisedRecord) revise(f stormrecord.Finding) ([]byte, int, error) {
 // records annotated and scrubbed): a result remembered later resolves them. d is the
 // decision. A suspect a result remembered since the analysis already resolves is reported
 // at once, as one resolved later is.
-func (s *shard) holdSuspects(tr *analysis.Trace, d decision.Decision) {
-	if s.stale == nil || len(tr.Suspects) == 0 {
+func (v *Verdict) holdSuspects(tr *analysis.Trace, d decision.Decision) {
+	if v.shared.Held == nil || len(tr.Suspects) == 0 {
 		return
 	}
 	calls := map[*stormrecord.Record]*revisedRecord{}
@@ -79,14 +81,14 @@ func (s *shard) holdSuspects(tr *analysis.Trace, d decision.Decision) {
 				calls[sus.Record] = r.call
 			}
 		}
-		h := s.stale.Hold(stalecache.Suspect{Print: sus.Print, Start: sus.Start, Trace: tr.TraceID, Report: r})
-		s.tel.suspects(metadata.AttributeSuspectOutcomeExpired, h.Expired)
-		s.tel.suspects(metadata.AttributeSuspectOutcomeEvicted, h.Evicted)
+		h := v.shared.Held.Hold(stalecache.Suspect{Print: sus.Print, Start: sus.Start, Trace: tr.TraceID, Report: r})
+		v.shared.Tel.suspects(metadata.AttributeSuspectOutcomeExpired, h.Expired)
+		v.shared.Tel.suspects(metadata.AttributeSuspectOutcomeEvicted, h.Evicted)
 		if h.Held {
-			s.tel.suspects(metadata.AttributeSuspectOutcomeHeld, 1)
+			v.shared.Tel.suspects(metadata.AttributeSuspectOutcomeHeld, 1)
 		}
 		if h.Matched {
-			s.reportResolved([]stalecache.Match{h.Match})
+			v.reportResolved([]stalecache.Match{h.Match})
 		}
 	}
 }
@@ -102,26 +104,26 @@ func copyRecord(r *stormrecord.Record) stormrecord.Record {
 // reportResolved reports the findings about traces decided before, resolved by results
 // just remembered: on a late-finding span for a kept trace, as a known miss for a dropped
 // one.
-func (s *shard) reportResolved(matches []stalecache.Match) {
+func (v *Verdict) reportResolved(matches []stalecache.Match) {
 	for _, m := range matches {
 		r, ok := m.Suspect.Report.(*heldReport)
 		if !ok {
 			continue
 		}
-		s.tel.suspects(metadata.AttributeSuspectOutcomeResolved, 1)
-		s.tel.finding(findings.StaleCacheSuspect)
+		v.shared.Tel.suspects(metadata.AttributeSuspectOutcomeResolved, 1)
+		v.shared.Tel.finding(findings.StaleCacheSuspect)
 		if !r.kept {
-			s.tel.lateFindings(metadata.AttributeLateFindingOutcomeTraceDropped, 1)
+			v.shared.Tel.lateFindings(metadata.AttributeLateFindingOutcomeTraceDropped, 1)
 			continue
 		}
 		f := stormrecord.Finding{Kind: findings.StaleCacheSuspect, Detail: r.suspect.Detail(m.First, m.FirstTrace)}
 		b, revision, err := r.call.revise(f)
 		if err != nil {
-			s.logger.Debug("encode a revised call record", zap.Error(err))
-			s.tel.lateFindings(metadata.AttributeLateFindingOutcomeNextConsumerError, 1)
+			v.shared.Logger.Debug("encode a revised call record", zap.Error(err))
+			v.shared.Tel.lateFindings(metadata.AttributeLateFindingOutcomeNextConsumerError, 1)
 			continue
 		}
-		s.late.add(r, f, string(b), revision)
+		v.late.add(r, f, string(b), revision)
 	}
 }
 
@@ -179,38 +181,38 @@ func lateSpanID(trace pcommon.TraceID, attempt pcommon.SpanID, revision int) pco
 // memory's 16 locks.
 const expireEvery = time.Second
 
-// expireSuspects lets go of the held suspects whose recheck window has passed and counts
+// ExpireSuspects lets go of the held suspects whose recheck window has passed and counts
 // them, at most once a second per shard.
-func (s *shard) expireSuspects(now time.Time) {
-	if s.stale == nil || now.Sub(s.lastExpire) < expireEvery {
+func (v *Verdict) ExpireSuspects(now time.Time) {
+	if v.shared.Held == nil || now.Sub(v.lastExpire) < expireEvery {
 		return
 	}
-	s.lastExpire = now
-	s.tel.suspects(metadata.AttributeSuspectOutcomeExpired, s.stale.Expire())
+	v.lastExpire = now
+	v.shared.Tel.suspects(metadata.AttributeSuspectOutcomeExpired, v.shared.Held.Expire())
 }
 
-// flushLate forwards the shard's late-finding spans.
-func (s *shard) flushLate() {
-	if s.late.spans == 0 {
+// FlushLate forwards the shard's late-finding spans to next.
+func (v *Verdict) FlushLate(ctx context.Context, next consumer.Traces) {
+	if v.late.spans == 0 {
 		return
 	}
-	td, n := s.late.td, s.late.spans
-	s.late = lateBatch{}
+	td, n := v.late.td, v.late.spans
+	v.late = lateBatch{}
 	for _, rs := range td.ResourceSpans().All() {
-		s.sealer.Seal(rs.ScopeSpans().At(0).Spans().At(0))
+		v.sealer.Seal(rs.ScopeSpans().At(0).Spans().At(0))
 	}
-	if s.ctx.Err() != nil {
-		s.tel.lateFindings(metadata.AttributeLateFindingOutcomeShutdown, n)
+	if ctx.Err() != nil {
+		v.shared.Tel.lateFindings(metadata.AttributeLateFindingOutcomeShutdown, n)
 		return
 	}
-	if err := s.next.ConsumeTraces(s.ctx, td); err != nil {
+	if err := next.ConsumeTraces(ctx, td); err != nil {
 		outcome := metadata.AttributeLateFindingOutcomeNextConsumerError
-		if s.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			outcome = metadata.AttributeLateFindingOutcomeShutdown
 		}
-		s.tel.lateFindings(outcome, n)
-		s.logger.Debug("next consumer refused late findings", zap.Int64("findings", n), zap.Error(err))
+		v.shared.Tel.lateFindings(outcome, n)
+		v.shared.Logger.Debug("next consumer refused late findings", zap.Int64("findings", n), zap.Error(err))
 		return
 	}
-	s.tel.lateFindings(metadata.AttributeLateFindingOutcomeForwarded, n)
+	v.shared.Tel.lateFindings(metadata.AttributeLateFindingOutcomeForwarded, n)
 }

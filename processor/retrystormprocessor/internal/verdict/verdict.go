@@ -1,0 +1,358 @@
+// Package verdict decides one trace: triage → analyse → sample → annotate → redact →
+// remember (the stale-cache memory, held suspects and the findings they resolve later).
+// It holds no trace between calls and starts no goroutine; the time is given with each
+// call. The store (package buffer) holds traces until they are due and hands each to its
+// shard's Verdict; a late span of a kept trace takes Late, the same pipeline's late path.
+package verdict // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
+
+import (
+	"slices"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
+)
+
+// Config is what a Verdict is built from: the processor's configuration, validated, in the
+// terms of the packages each step uses.
+type Config struct {
+	// Analysis configures the analyzer, the HMAC key included.
+	Analysis analysis.Config
+	// Redaction configures the redactor (redaction, attributes).
+	Redaction redact.Config
+	// Redact redacts the tool payloads of kept traces (hashing.redact_payloads).
+	Redact bool
+	// MaxTraceBytes is the store's bound on one trace: calls held back across a
+	// provisional decision take at most a quarter of it (holdback.go).
+	MaxTraceBytes int64
+}
+
+// Shared is what every shard's Verdict shares.
+type Shared struct {
+	Policy *decision.Policy
+	// Memory is the result memory behind the stale-cache check and Held the suspects it
+	// holds (both nil: the check is off).
+	Memory findings.ResultMemory
+	Held   *stalecache.Memory
+	Tel    *Telemetry
+	Logger *zap.Logger
+	// LateLog limits the late-signal log lines of every shard together.
+	LateLog *loglimit.Limiter
+}
+
+// Verdict decides the traces of one shard. It is not safe for concurrent use: it holds an
+// analyzer, a redactor and scratch space.
+type Verdict struct {
+	cfg      Config
+	shared   Shared
+	analyzer *analysis.Analyzer
+	redactor *redact.Redactor
+	sealer   *stormrecord.Sealer
+	sizer    ptrace.ProtoMarshaler
+	// late is the batch of findings found after their trace was decided (stale.go).
+	late       lateBatch
+	lastExpire time.Time
+}
+
+// New makes a shard's Verdict.
+func New(cfg Config, shared Shared) *Verdict {
+	return &Verdict{
+		cfg: cfg, shared: shared,
+		analyzer: analysis.New(cfg.Analysis, shared.Memory),
+		redactor: redact.New(cfg.Redaction, cfg.Analysis.Key),
+		sealer:   stormrecord.NewSealer(),
+	}
+}
+
+// Trace is a trace the store holds, as the verdict reads it. Set and Notes point into the
+// store's own record of it, which Unpack may change.
+type Trace struct {
+	ID  pcommon.TraceID
+	Set *spanset.Set
+	// Notes is the arrival note of each span of Set, in order (Note).
+	Notes *[]grouping.Arrival
+	// Settled is what the triage on the root's arrival kept of a trace it proved clean;
+	// its spans may then be held packed.
+	Settled *analysis.Settled
+	// Triaged: the trace needs no triage at its decision (triaged on its root's arrival,
+	// or set aside under memory pressure for a signal).
+	Triaged bool
+	// ErrorSeen: a span in status ERROR arrived.
+	ErrorSeen bool
+	// Fragment: its root has not arrived.
+	Fragment bool
+	// Rest is set for the rest of a provisionally decided trace.
+	Rest *Rest
+	// Unpack decodes the spans the store holds packed into Set and Notes.
+	Unpack func()
+}
+
+// Rest is what the rest of a provisionally decided trace knows of that decision.
+type Rest struct {
+	// Cause names why the first decision was provisional (ProvisionalCauses).
+	Cause string
+	// Kept is the first part's verdict when it was kept (its rest is kept too), nil when
+	// it was dropped.
+	Kept *Kept
+}
+
+// ProvisionalCauses are the causes of a provisional decision, as the cause attribute of
+// late_signals names them.
+var ProvisionalCauses = []string{metadata.AttributeEarlyCauseMemoryPressure, metadata.AttributeEarlyCauseTraceBytes}
+
+// Kept is what the late spans of a kept trace need of its verdict.
+type Kept struct {
+	Threshold sampling.Threshold
+	// Payloads are the fingerprints of the trace's tool payload values, for scrubbing
+	// copies in late spans (nil: none, or redaction off).
+	Payloads *redact.Values
+	Stamp    bool
+	// reason is the decision's sampling reason (reasonIndex), for the rest of the trace.
+	reason uint8
+	// Holder is free for whoever remembers the verdict: the store keeps its own flags of
+	// the decision there, so a remembered decision stays three words.
+	Holder [2]uint8
+}
+
+// Reason is the sampling reason the trace was kept for.
+func (k *Kept) Reason() decision.Reason { return reasonOf(k.reason) }
+
+// Signal reports whether the trace was kept for a signal, not as a clean sample.
+func (k *Kept) Signal() bool { return k.Reason() != decision.ReasonClean }
+
+// Outcome is the verdict on a trace.
+type Outcome struct {
+	Decision decision.Decision
+	// Kept is what its late spans need, when kept.
+	Kept Kept
+	// Held are copies of the spans of calls held back for the rest of a kept provisional
+	// part (holdback.go), nil when none are.
+	Held *spanset.Set
+}
+
+// Examined is what examining a trace found: its triage, its analysis, or neither.
+type Examined struct {
+	q  *analysis.IndexedTrace
+	tr *analysis.Trace
+}
+
+// Signal reports that the analysis found a signal.
+func (e Examined) Signal() bool { return e.tr != nil && !e.tr.Signals.Clean() }
+
+// Recycle lets go of what examining found, when the trace is not decided with it.
+func (v *Verdict) Recycle(e Examined) { v.analyzer.Recycle(e.q) }
+
+// Note is the arrival note of each span of set appended to notes, the first root span of
+// set (hasRoot: there is one) and whether a span is in status ERROR. A span is read as it
+// arrives, while it is still in the CPU's caches; the tree, triage and analysis read the
+// notes instead of the span.
+func (v *Verdict) Note(notes []grouping.Arrival, set *spanset.Set) (_ []grouping.Arrival, root ptrace.Span, hasRoot, hasError bool) {
+	notes = slices.Grow(notes, set.Len())
+	for _, span := range set.All() {
+		a := v.analyzer.Arrival(span)
+		if !hasRoot && a.Parent.IsEmpty() {
+			root, hasRoot = span, true
+		}
+		hasError = hasError || analysis.NotedError(a)
+		notes = append(notes, a)
+	}
+	return notes, root, hasRoot, hasError
+}
+
+// TriageAtRoot triages a trace whose root just arrived (root; whole: every span of the
+// trace came with it). triaged is false when it was not triaged: the configuration leaves
+// triage nothing to prove, or sampling keeps the trace even clean. settled is what a
+// triage that proved the trace clean keeps for its decision.
+func (v *Verdict) TriageAtRoot(t *Trace, root ptrace.Span, whole bool) (settled *analysis.Settled, triaged bool) {
+	if !v.analyzer.Triageable() {
+		return nil, false
+	}
+	traceState := root.TraceState().AsRaw()
+	if v.shared.Policy.KeepsClean(t.ID, traceState) {
+		return nil, false
+	}
+	t.Unpack() // spans held encoded while the root was awaited
+	q := v.index(t)
+	q.Cached = whole
+	q = v.analyzer.TriageIndexed(q)
+	if q.Clean {
+		settled = v.analyzer.Settle(q, traceState)
+	}
+	v.analyzer.Recycle(q)
+	return settled, true
+}
+
+// Examine triages a trace without an error span and analyses it unless triage proved it
+// clean. A trace sampling keeps even if it is clean is analysed either way, so it is
+// analysed without triage; so is a trace memory pressure set aside for a signal: triage
+// only proves traces clean, and the trace showed one. A trace proven clean on its root's
+// arrival is not read again: Examine returns neither, and the decision takes what that
+// triage kept.
+func (v *Verdict) Examine(t *Trace) Examined {
+	if t.Settled != nil {
+		return Examined{}
+	}
+	t.Unpack()
+	q := v.index(t)
+	if !t.Triaged && !v.shared.Policy.KeepsClean(t.ID, rootTraceState(q.Tree)) {
+		if q = v.analyzer.TriageIndexed(q); q.Clean {
+			return Examined{q: q}
+		}
+	}
+	return Examined{q: q, tr: v.analyzer.AnalyzeTree(q.Tree)}
+}
+
+// index indexes t's spans for triage and analysis; the tree of the rest of a
+// provisionally decided trace says so, for following the model to read the history its
+// later model calls record (the outputs that made the requests went with the first part).
+func (v *Verdict) index(t *Trace) *analysis.IndexedTrace {
+	q := v.analyzer.IndexSpans(t.Set.Len(), t.Set.All(), *t.Notes)
+	q.Tree.Rest = t.Rest != nil
+	return q
+}
+
+// Decide decides a trace, given what examining it found (ex, zero when it was not
+// examined: it showed an error span). A trace triage proved clean and sampling drops (most
+// traffic) is done without analysis, its results remembered for the stale-cache check.
+// Every other trace is analysed and sampled, and a kept one is annotated, redacted and
+// stamped in place; the store forwards it. early says the decision is provisional (made
+// under memory pressure or past max_trace_bytes).
+func (v *Verdict) Decide(t *Trace, ex Examined, early bool, now time.Time) Outcome {
+	q, tr := ex.q, ex.tr
+	// The closure reads q when it runs, so it sees the index made below; nothing uses the
+	// trace's tree once it is decided.
+	defer func() { v.analyzer.Recycle(q) }()
+	if settled, clean := t.Settled, tr == nil && q != nil && q.Clean; settled != nil || clean {
+		in := decision.Input{TraceID: t.ID}
+		if settled != nil {
+			in.Tools, in.TraceState = settled.Tools, settled.TraceState
+		} else {
+			in.Tools, in.TraceState = q.Tools, rootTraceState(q.Tree)
+		}
+		// The rest of a kept trace is kept: it goes on to be analysed and annotated.
+		if d := v.shared.Policy.Decide(in); !d.Keep && (t.Rest == nil || t.Rest.Kept == nil) {
+			if settled == nil {
+				settled = v.analyzer.Settle(q, in.TraceState)
+			}
+			v.reportResolved(v.analyzer.RememberClean(settled))
+			v.shared.Tel.triaged(settled)
+			return Outcome{Decision: d}
+		}
+	}
+	if tr == nil {
+		t.Unpack() // a trace proven clean that sampling keeps, or an error trace packed before its error
+		if q == nil {
+			// An error span (no triage), or a trace proven clean that sampling keeps: the tree all the same.
+			q = v.index(t)
+		}
+		tr = v.analyzer.AnalyzeTree(q.Tree)
+	}
+	v.reportResolved(tr.Resolved)
+	d := restDecision(t, v.shared.Policy.Decide(decision.Input{
+		TraceID:    t.ID,
+		Signals:    signalsOf(tr.Signals),
+		Tools:      tr.Tools,
+		TraceState: rootTraceState(tr.Tree),
+	}))
+	var held *spanset.Set
+	if d.Keep && early && t.Fragment {
+		held = v.holdBack(t, tr) // before the part is annotated: held calls go on
+	}
+	v.shared.Tel.analysed(tr)
+	v.restAnalysed(t, tr, now)
+	if !d.Keep {
+		v.holdSuspects(tr, d)
+		return Outcome{Decision: d}
+	}
+	st := annotate.Apply(tr, annotate.Options{Reason: string(d.Reason), Redact: v.cfg.Redact})
+	v.shared.Tel.remapped(st.Remapped)
+	kd := Kept{reason: reasonIndex(d.Reason), Stamp: d.Stamp, Threshold: d.Threshold}
+	if v.cfg.Redact {
+		var known *redact.Values
+		if t.Rest != nil && t.Rest.Kept != nil {
+			known = t.Rest.Kept.Payloads // copies of the first part's payloads in the rest
+		}
+		kd.Payloads = v.redactKept(tr, t.Set, known)
+	}
+	if d.Stamp {
+		stampSpans(t.Set, v.shared.Policy, d.Threshold)
+	}
+	v.holdSuspects(tr, d)
+	return Outcome{Decision: d, Kept: kd, Held: held}
+}
+
+// Late handles late spans of a kept trace (set), whose verdict was kd. They are not
+// analysed as a trace (a fragment would give wrong call counts): an isError attempt among
+// them is remapped, a tool attempt gets its payload hashes, the payloads the trace and
+// these spans carry are redacted and the sampling threshold stamped, nothing else. It
+// returns the trace's verdict with the payloads these spans brought; changed says there
+// were some, for the store to remember.
+func (v *Verdict) Late(set *spanset.Set, kd Kept) (_ Kept, changed bool) {
+	tools, st := annotate.LateSpans(set.All(), v.analyzer.Extractor(), annotate.Options{Redact: v.cfg.Redact})
+	v.shared.Tel.remapped(st.Remapped)
+	if v.cfg.Redact {
+		if vals := v.redactLate(set, tools, kd.Payloads); vals != kd.Payloads {
+			// Tool spans among the late ones brought payloads: later spans are scrubbed of them too.
+			kd.Payloads, changed = vals, true
+		}
+	}
+	if kd.Stamp {
+		stampSpans(set, v.shared.Policy, kd.Threshold)
+	}
+	return kd, changed
+}
+
+// Seal seals a span the processor forwards (processor README, "Security").
+func (v *Verdict) Seal(span ptrace.Span) { v.sealer.Seal(span) }
+
+func signalsOf(s analysis.Signals) decision.Signals {
+	return decision.Signals{s.Storm, s.ToolError, s.Divergence, s.SpanError, s.Incomplete}
+}
+
+// rootTraceState is the tracestate of the trace's root span, or of its first span when the
+// root has not arrived.
+func rootTraceState(t *grouping.Tree) string {
+	nodes := t.Nodes
+	for i := range nodes {
+		if nodes[i].Span.ParentSpanID().IsEmpty() {
+			return nodes[i].Span.TraceState().AsRaw()
+		}
+	}
+	if len(nodes) > 0 {
+		return nodes[0].Span.TraceState().AsRaw()
+	}
+	return ""
+}
+
+// stampSpans writes the threshold into every span's tracestate, as the policy stamps.
+// Spans sharing a tracestate (the usual case) share one serialisation; a tracestate that
+// does not parse, or that the threshold would make invalid, is left as it is.
+func stampSpans(set *spanset.Set, policy *decision.Policy, th sampling.Threshold) {
+	var lastIn, lastOut string
+	have := false
+	for _, span := range set.All() {
+		raw := span.TraceState().AsRaw()
+		if !have || raw != lastIn {
+			out, err := policy.Stamp(raw, th)
+			if err != nil {
+				continue
+			}
+			lastIn, lastOut, have = raw, out, true
+		}
+		span.TraceState().FromRaw(lastOut)
+	}
+}
