@@ -79,7 +79,7 @@ func (s *shard) holdSuspects(tr *analysis.Trace, d decision.Decision) {
 				calls[sus.Record] = r.call
 			}
 		}
-		h := s.stale.Hold(stalecache.Suspect{Print: sus.Print, Start: sus.Start, Trace: tr.TraceID, Report: r})
+		h := s.stale.Hold(stalecache.Suspect{Print: sus.Fingerprint, Start: sus.Start, Trace: tr.TraceID, Report: r})
 		s.tel.suspects(metadata.AttributeSuspectOutcomeExpired, h.Expired)
 		s.tel.suspects(metadata.AttributeSuspectOutcomeEvicted, h.Evicted)
 		if h.Held {
