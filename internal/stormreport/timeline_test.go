@@ -25,7 +25,7 @@ func TestTickLabel(t *testing.T) {
 }
 
 // exampleStorm is call span_19 of the per-attempt example (testdata/README.md,
-// seed_record.json): attempts at 0, 4080 and 6080 ms after the first start.
+// attempt_record.json): attempts at 0, 4080 and 6080 ms after the first start.
 func exampleStorm() stormrecord.Record {
 	r := storm("span_19", "charge_card", "transient_dependency", "timeout", "error", "ok")
 	r.MS = 7680
