@@ -10,7 +10,7 @@ test: fmtcheck vet browser python alert-rules unit e2e
 browser:
 	@bash .ci/ensure-chromium
 
-# The seedscan test compares with the seed's Python scanner; install python3 when missing.
+# The attemptlog test compares with the per-attempt Python scanner; install python3 when missing.
 python:
 	@bash .ci/ensure-python3
 
@@ -81,7 +81,7 @@ AGENTSIM_BIN         := _build/agentsim
 bench:
 	$(GO) run ./cmd/stormbench $(STORMBENCH_FLAGS)
 
-# stormreport scan over 1 GiB of seed-format JSONL beside the seed's Python scanner on the
+# stormreport scan over 1 GiB of per-attempt JSONL beside the per-attempt Python scanner on the
 # same file, and over 1 GiB of OTLP/JSON (BENCHMARKS.md); needs python3.
 STORMBENCH_SCAN_FLAGS ?=
 .PHONY: bench-scan

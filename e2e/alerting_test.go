@@ -66,9 +66,9 @@ func TestAlertsFireOnTheirScenarioAndStaySilentOnClean(t *testing.T) {
 		// arguments and result, and said so.
 		{name: "tool calls unseen", scenario: "clean", count: 10, alert: "RetryStormToolCallsUnseen",
 			shapes: []agenttraffic.Shape{agenttraffic.ShapeUnlistedOffered}},
-		// The seed record's attempts carry no result: each is counted result_unread.
+		// The attempt record's attempts carry no result: each is counted result_unread.
 		{name: "tool results unseen", scenario: "clean", count: 10, alert: "RetryStormToolCallsUnseen",
-			shapes: []agenttraffic.Shape{agenttraffic.ShapeSeedRecord}},
+			shapes: []agenttraffic.Shape{agenttraffic.ShapeAttemptRecord}},
 		// Clean traffic of every shape whose calls retry_storm sees whole; the others fire
 		// RetryStormToolCallsUnseen, as the cases above hold.
 		{name: "clean traffic", scenario: "clean", count: 200, shapes: slices.DeleteFunc(agenttraffic.AllShapes(),

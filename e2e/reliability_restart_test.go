@@ -137,7 +137,7 @@ func TestReliabilitySIGKILLWithPersistentQueue(t *testing.T) {
 	})
 
 	// An upstream retry after the restart sends the first traces again: their records are
-	// already in the file (the exporter seeded its id memory from the file's tail).
+	// already in the file (the exporter preloaded its id memory from the file's tail).
 	client = dialOTLP(t, cfg.OTLPPort)
 	spansAgain, _ := sendWhole(t, client, before, 5)
 	m = waitMetrics(t, p, cfg.MetricsPort, settleTimeout, "the re-sent traces decided and deduplicated", func(m metrics) bool {

@@ -21,7 +21,7 @@ import (
 // process knows nothing of the trace (the decision cache is in memory) and decides the rest
 // as a new trace. Both write the record of the part they saw, under one id (trace id + call
 // key): the first process one failed attempt, the second the remaining attempts, a storm.
-// storm_summary writes the second because it saw more of the call (the id memory it seeds
+// storm_summary writes the second because it saw more of the call (the id memory it preloads
 // from the file at start knows how complete the first line was), and a reader — stormreport,
 // or the e2e view of the file — takes the more complete: the storm. Neither is the whole
 // call; README.md ("Scaling out") says so.

@@ -53,7 +53,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "bound for one export (retries included) and for the final flush")
 	fs.StringVar(&o.truthPath, "truth", "", "write the ground truth as JSONL to this file")
 	fs.Uint64Var(&o.traffic.Seed, "seed", 1, "random seed: one seed, one run")
-	fs.StringVar(&shapes, "shapes", "mix", "instrumentation shapes, comma-separated, or mix: "+joinShapes())
+	fs.StringVar(&shapes, "shapes", "mix", "instrumentation shapes, comma-separated, or mix: "+joinShapes()+" (seed_record: deprecated name of attempt_record)")
 	fs.StringVar(&scenarios, "scenarios", "mix", "scenario weights name=weight,… or mix (90% clean): "+joinScenarios())
 	fs.BoolVar(&o.traffic.EveryScenario, "every-scenario", false, "send every scenario once before the weighted mix")
 	fs.IntVar(&o.traffic.ToolsPerTrace, "tools-per-trace", 24, "logical tool calls per trace")

@@ -221,6 +221,17 @@ func TestRejectsBadFlags(t *testing.T) {
 	}
 }
 
+// TestShapeAttemptRecordAndItsOldName: --shapes takes attempt_record, and seed_record, its
+// deprecated name, as the same shape.
+func TestShapeAttemptRecordAndItsOldName(t *testing.T) {
+	for _, name := range []string{"attempt_record", "seed_record"} {
+		o, err := parseFlags([]string{"--shapes", name, "--count", "1"}, io.Discard)
+		if err != nil || len(o.traffic.Shapes) != 1 || o.traffic.Shapes[0] != agenttraffic.ShapeAttemptRecord {
+			t.Errorf("--shapes %s: %v, %v", name, o.traffic.Shapes, err)
+		}
+	}
+}
+
 func TestDurationBoundsTheRun(t *testing.T) {
 	addr, c := startGRPC(t)
 	code, _, stderr := runAgentsim(t, "--endpoint", addr, "--duration", "300ms", "--rate", "20",

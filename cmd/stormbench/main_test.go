@@ -40,3 +40,15 @@ func TestUnknownCheckFails(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())
 	}
 }
+
+// TestScanAttemptLogSize: --attempt-log-mib sizes the per-attempt input, and --seed-mib,
+// its deprecated name, still does.
+func TestScanAttemptLogSize(t *testing.T) {
+	for _, name := range []string{"--attempt-log-mib", "--seed-mib"} {
+		var errOut bytes.Buffer
+		o, code, ok := parseScanArgs([]string{name, "3"}, &errOut)
+		if !ok || code != 0 || o.AttemptLogBytes != 3<<20 {
+			t.Fatalf("%s 3: ok %v, code %d, %d bytes (stderr %q)", name, ok, code, o.AttemptLogBytes, errOut.String())
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Command stormreport reads storm summary files and prints the top storms, totals and
 // trace-level findings, as text, JSON (--json) or a self-contained HTML page with a
 // timeline per storm (--html), held to agentsim's ground truth with --truth.
-// `stormreport scan` runs the retry_storm analysis over trace files and seed-format JSONL
+// `stormreport scan` runs the retry_storm analysis over trace files and per-attempt JSONL
 // first, offline, and reports on the records it makes.
 package main
 

@@ -26,9 +26,10 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormreport"
 )
 
-// seedAttempt is one per-attempt row of testdata/seed000_attempts.jsonl, the per-attempt
-// record format (one line per tool attempt).
-type seedAttempt struct {
+// loggedAttempt is one per-attempt row of testdata/example_attempts.jsonl (the labeled
+// example of ../shared/seeds/000_5e1f7258e119a6b3.txt), the per-attempt record format (one
+// line per tool attempt).
+type loggedAttempt struct {
 	RunID      string `json:"run_id"`
 	SpanID     string `json:"span_id"`
 	Attempt    int    `json:"attempt"`
@@ -43,17 +44,18 @@ type seedAttempt struct {
 	SideEffect string `json:"side_effect"`
 }
 
-var seedTraceID = pcommon.TraceID{0x5e, 0x1f, 0x72, 0x58, 0xe1, 0x19, 0xa6, 0xb3, 1, 2, 3, 4, 5, 6, 7, 8}
+// exampleTraceID begins with the id of the source text the example comes from.
+var exampleTraceID = pcommon.TraceID{0x5e, 0x1f, 0x72, 0x58, 0xe1, 0x19, 0xa6, 0xb3, 1, 2, 3, 4, 5, 6, 7, 8}
 
-func readSeed(t *testing.T) []seedAttempt {
+func readExampleAttempts(t *testing.T) []loggedAttempt {
 	t.Helper()
-	file, err := os.Open(filepath.Join("testdata", "seed000_attempts.jsonl"))
+	file, err := os.Open(filepath.Join("testdata", "example_attempts.jsonl"))
 	require.NoError(t, err)
 	defer file.Close()
-	var attempts []seedAttempt
+	var attempts []loggedAttempt
 	scanner := bufio.NewScanner(file)
 	for scanner.Scan() {
-		var a seedAttempt
+		var a loggedAttempt
 		require.NoError(t, json.Unmarshal(scanner.Bytes(), &a))
 		attempts = append(attempts, a)
 	}
@@ -61,11 +63,11 @@ func readSeed(t *testing.T) []seedAttempt {
 	return attempts
 }
 
-// seedRecord summarises the record's attempts the way the processor fills the record for a
+// exampleRecord summarises the record's attempts the way the processor fills the record for a
 // call with one call id (executor layer); it stands in for the processor here.
-func seedRecord(attempts []seedAttempt) stormrecord.Record {
+func exampleRecord(attempts []loggedAttempt) stormrecord.Record {
 	first, last := attempts[0], attempts[len(attempts)-1]
-	traceID := seedTraceID.String()
+	traceID := exampleTraceID.String()
 	args := map[string]bool{}
 	var tokensIn, tokensOut, failedIn, failedOut int64
 	r := stormrecord.Record{
@@ -101,17 +103,17 @@ func ptr[T any](v T) *T { return &v }
 
 func spanID(attempt int) pcommon.SpanID { return pcommon.SpanID{0x19, 0, 0, 0, 0, 0, 0, byte(attempt)} }
 
-// seedTrace is the record's three attempts as spans, the summary on the last, as the
+// exampleTrace is the record's three attempts as spans, the summary on the last, as the
 // processor leaves them (sealed).
-func seedTrace(t *testing.T, attempts []seedAttempt) ptrace.Traces {
+func exampleTrace(t *testing.T, attempts []loggedAttempt) ptrace.Traces {
 	t.Helper()
-	summary, err := json.Marshal(seedRecord(attempts))
+	summary, err := json.Marshal(exampleRecord(attempts))
 	require.NoError(t, err)
 	td := ptrace.NewTraces()
 	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
 	for i, a := range attempts {
 		span := spans.AppendEmpty()
-		span.SetTraceID(seedTraceID)
+		span.SetTraceID(exampleTraceID)
 		span.SetSpanID(spanID(a.Attempt))
 		span.SetName("execute_tool " + a.ToolName)
 		span.SetStartTimestamp(pcommon.Timestamp(a.TStart * int64(time.Millisecond)))
@@ -124,9 +126,9 @@ func seedTrace(t *testing.T, attempts []seedAttempt) ptrace.Traces {
 	return td
 }
 
-// exportSeed runs the seed trace through the storm_summary exporter, twice (a re-export),
+// exportExample runs the example trace through the storm_summary exporter, twice (a re-export),
 // and returns the summary file.
-func exportSeed(t *testing.T) string {
+func exportExample(t *testing.T) string {
 	t.Helper()
 	factory := stormsummaryexporter.NewFactory()
 	cfg := factory.CreateDefaultConfig().(*stormsummaryexporter.Config)
@@ -134,15 +136,15 @@ func exportSeed(t *testing.T) string {
 	exp, err := factory.CreateTraces(context.Background(), exportertest.NewNopSettings(component.MustNewType("storm_summary")), cfg)
 	require.NoError(t, err)
 	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
-	td := seedTrace(t, readSeed(t))
+	td := exampleTrace(t, readExampleAttempts(t))
 	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
 	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
 	require.NoError(t, exp.Shutdown(context.Background()))
 	return cfg.Path
 }
 
-func TestJSONReportOfTheSeed000Summary(t *testing.T) {
-	summary := exportSeed(t)
+func TestJSONReportOfTheExampleSummary(t *testing.T) {
+	summary := exportExample(t)
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, stormreport.Run([]string{"--json", summary}, &stdout, &stderr), stderr.String())
 
@@ -183,8 +185,8 @@ func TestJSONReportOfTheSeed000Summary(t *testing.T) {
 	assert.Equal(t, "e2b1aa44", top.IdemHash)
 }
 
-func TestHTMLPageOfTheSeed000Summary(t *testing.T) {
-	summary := exportSeed(t)
+func TestHTMLPageOfTheExampleSummary(t *testing.T) {
+	summary := exportExample(t)
 	page := filepath.Join(t.TempDir(), "report.html")
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, stormreport.Run([]string{summary, "--html", page}, &stdout, &stderr), stderr.String())
@@ -216,7 +218,7 @@ func TestHTMLPageOfTheSeed000Summary(t *testing.T) {
 }
 
 func TestArguments(t *testing.T) {
-	summary := exportSeed(t)
+	summary := exportExample(t)
 	tests := []struct {
 		name     string
 		args     []string

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 )
 
@@ -78,9 +79,30 @@ type DedupConfig struct {
 	// RememberedIDs is how many record ids are remembered (least recently written are
 	// forgotten first). Default 100000.
 	RememberedIDs int `mapstructure:"remembered_ids"`
-	// SeedBytes is how much of the end of the summary files is read at start to seed the
-	// memory, so a re-export after a restart is not written twice. Default 4194304 (4 MiB).
-	SeedBytes int64 `mapstructure:"seed_bytes"`
+	// PreloadBytes is how much of the end of the summary files is read at start to preload
+	// the memory, so a re-export after a restart is not written twice. Default 4194304
+	// (4 MiB). seed_bytes, its old name, is still read (deprecated).
+	PreloadBytes int64 `mapstructure:"preload_bytes"`
+}
+
+// deprecatedPreloadBytesKey is the old name of dedup.preload_bytes, still read.
+const deprecatedPreloadBytesKey = "seed_bytes"
+
+// Unmarshal reads the dedup section, taking seed_bytes as preload_bytes so configurations
+// written before the rename keep working.
+func (d *DedupConfig) Unmarshal(conf *confmap.Conf) error {
+	if conf.IsSet(deprecatedPreloadBytesKey) {
+		if conf.IsSet("preload_bytes") {
+			return errors.New("dedup.seed_bytes is the deprecated name of dedup.preload_bytes: give one of them")
+		}
+		m := conf.ToStringMap()
+		m["preload_bytes"] = m[deprecatedPreloadBytesKey]
+		delete(m, deprecatedPreloadBytesKey)
+		conf = confmap.NewFromStringMap(m)
+	}
+	// plain has DedupConfig's fields without this method, so decoding does not recurse.
+	type plain DedupConfig
+	return conf.Unmarshal((*plain)(d))
 }
 
 var _ component.Config = (*Config)(nil)
@@ -101,8 +123,8 @@ func (cfg *Config) Validate() error {
 	if cfg.Dedup.RememberedIDs <= 0 {
 		errs = errors.Join(errs, errors.New("dedup.remembered_ids must be greater than 0"))
 	}
-	if cfg.Dedup.SeedBytes < 0 {
-		errs = errors.Join(errs, errors.New("dedup.seed_bytes must not be negative"))
+	if cfg.Dedup.PreloadBytes < 0 {
+		errs = errors.Join(errs, errors.New("dedup.preload_bytes must not be negative"))
 	}
 	return errs
 }

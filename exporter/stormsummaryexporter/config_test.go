@@ -20,7 +20,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 	require.NoError(t, componenttest.CheckConfigStruct(cfg))
 	assert.Equal(t, []string{"storm"}, cfg.Include)
 	assert.Equal(t, RotationConfig{MaxMegabytes: 100, MaxBackups: 10}, cfg.Rotation)
-	assert.Equal(t, DedupConfig{RememberedIDs: 100_000, SeedBytes: 4 << 20}, cfg.Dedup)
+	assert.Equal(t, DedupConfig{RememberedIDs: 100_000, PreloadBytes: 4 << 20}, cfg.Dedup)
 	assert.Empty(t, cfg.TraceURL)
 	assert.True(t, cfg.QueueConfig.HasValue(), "sending_queue is on by default")
 	assert.True(t, cfg.RetryConfig.Enabled, "retry_on_failure is on by default")
@@ -52,7 +52,7 @@ func TestLoadConfig(t *testing.T) {
 				assert.Equal(t, []string{"storm", "failure", "finding"}, cfg.Include)
 				assert.Equal(t, "http://localhost:16686/trace/{trace_id}?call={call_key}&run={run_id}", cfg.TraceURL)
 				assert.Equal(t, RotationConfig{MaxMegabytes: 20, MaxBackups: 3, Compress: true}, cfg.Rotation)
-				assert.Equal(t, DedupConfig{RememberedIDs: 5000, SeedBytes: 65536}, cfg.Dedup)
+				assert.Equal(t, DedupConfig{RememberedIDs: 5000, PreloadBytes: 65536}, cfg.Dedup)
 				assert.True(t, cfg.AcceptUnsealed)
 				assert.Equal(t, 2*time.Second, cfg.TimeoutConfig.Timeout)
 				require.True(t, cfg.QueueConfig.HasValue())
@@ -60,6 +60,12 @@ func TestLoadConfig(t *testing.T) {
 				assert.Equal(t, int64(50), cfg.QueueConfig.Get().QueueSize)
 				assert.Equal(t, time.Second, cfg.RetryConfig.InitialInterval)
 				assert.Equal(t, time.Minute, cfg.RetryConfig.MaxElapsedTime)
+			},
+		},
+		{
+			name: "deprecated_seed_bytes",
+			check: func(t *testing.T, cfg *Config) {
+				assert.Equal(t, DedupConfig{RememberedIDs: 100_000, PreloadBytes: 65536}, cfg.Dedup, "seed_bytes is read as preload_bytes")
 			},
 		},
 		{name: "no_path", wantErr: []string{"path must be set"}},
@@ -78,7 +84,7 @@ func TestLoadConfig(t *testing.T) {
 		}},
 		{name: "bad_dedup", wantErr: []string{
 			"dedup.remembered_ids must be greater than 0",
-			"dedup.seed_bytes must not be negative",
+			"dedup.preload_bytes must not be negative",
 		}},
 	}
 	for _, tt := range tests {
@@ -99,4 +105,16 @@ func TestLoadConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPreloadBytesUnderBothNames: preload_bytes and seed_bytes, its deprecated name, are one
+// key; a section giving both is refused rather than one of them silently winning.
+func TestPreloadBytesUnderBothNames(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, "both_preload_names").String())
+	require.NoError(t, err)
+	err = sub.Unmarshal(createDefaultConfig().(*Config))
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "dedup.seed_bytes is the deprecated name of dedup.preload_bytes")
 }

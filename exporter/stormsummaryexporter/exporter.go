@@ -73,16 +73,16 @@ func (e *summaryExporter) start(_ context.Context, _ component.Host) error {
 	if err != nil {
 		return err
 	}
-	seeded, err := seedIDs(e.cfg.Path, e.cfg.Dedup.SeedBytes)
+	preloaded, err := preloadIDs(e.cfg.Path, e.cfg.Dedup.PreloadBytes)
 	if err != nil {
 		_ = file.close()
-		return fmt.Errorf("seed record id memory: %w", err)
+		return fmt.Errorf("preload record id memory: %w", err)
 	}
-	for _, line := range seeded {
+	for _, line := range preloaded {
 		e.remember(line.id, line.complete)
 	}
 	e.file = file
-	e.logger.Info("storm summary file open", zap.String("summary.path", e.cfg.Path), zap.Int("summary.seeded_ids", len(seeded)))
+	e.logger.Info("storm summary file open", zap.String("summary.path", e.cfg.Path), zap.Int("summary.preloaded_ids", len(preloaded)))
 	return nil
 }
 
@@ -201,16 +201,16 @@ func encodeRecords(records []summary) ([][]byte, error) {
 	return lines, nil
 }
 
-// seededLine is a record line read at start: its id and how complete it is.
-type seededLine struct {
+// preloadedLine is a record line read at start: its id and how complete it is.
+type preloadedLine struct {
 	id       string
 	complete stormrecord.Completeness
 }
 
-// seedIDs reads the ids of the records at the end of the summary file, with each line's
+// preloadIDs reads the ids of the records at the end of the summary file, with each line's
 // completeness, topped up from the newest backup when the current file is short (a restart
 // right after a rotation), oldest first so the most recent ids are the last forgotten.
-func seedIDs(path string, budget int64) ([]seededLine, error) {
+func preloadIDs(path string, budget int64) ([]preloadedLine, error) {
 	current, err := summaryfile.Tail(path, budget)
 	if err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func seedIDs(path string, budget int64) ([]seededLine, error) {
 		if len(backups) > 0 {
 			newest := backups[len(backups)-1]
 			// A link or FIFO under a backup's name is not the exporter's: reading through it
-			// could block the start or seed ids from someone else's file.
+			// could block the start or preload ids from someone else's file.
 			if info, err := os.Lstat(newest); err == nil && info.Mode().IsRegular() {
 				previous, err = summaryfile.Tail(newest, remaining)
 				if err != nil {
@@ -238,8 +238,8 @@ func seedIDs(path string, budget int64) ([]seededLine, error) {
 
 // recordIDs reads each line's id and completeness. A line whose completeness fields do not
 // decode (a hand edit) still counts by its id, as least complete.
-func recordIDs(lines []byte) []seededLine {
-	var out []seededLine
+func recordIDs(lines []byte) []preloadedLine {
+	var out []preloadedLine
 	for line := range bytes.Lines(lines) {
 		var head struct {
 			ID string `json:"id"`
@@ -252,7 +252,7 @@ func recordIDs(lines []byte) []seededLine {
 		if json.Unmarshal(line, &c) == nil {
 			complete = c.Completeness()
 		}
-		out = append(out, seededLine{id: head.ID, complete: complete})
+		out = append(out, preloadedLine{id: head.ID, complete: complete})
 	}
 	return out
 }

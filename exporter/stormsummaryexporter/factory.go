@@ -20,7 +20,7 @@ const (
 	defaultMaxMegabytes  = 100
 	defaultMaxBackups    = 10
 	defaultRememberedIDs = 100_000
-	defaultSeedBytes     = 4 * 1024 * 1024
+	defaultPreloadBytes  = 4 * 1024 * 1024
 )
 
 // NewFactory returns the factory of the storm_summary exporter.
@@ -41,7 +41,7 @@ func createDefaultConfig() component.Config {
 		},
 		Dedup: DedupConfig{
 			RememberedIDs: defaultRememberedIDs,
-			SeedBytes:     defaultSeedBytes,
+			PreloadBytes:  defaultPreloadBytes,
 		},
 	}
 }

@@ -147,7 +147,7 @@ func TestFindingRecordWrittenOnceAcrossReexportAndRestart(t *testing.T) {
 	after := newTestExporter(t, cfg, afterTel)
 	startExporter(t, after)
 	require.NoError(t, after.pushTraces(context.Background(), td))
-	assert.Equal(t, written, ids(readLines(t, cfg.Path)), "the id memory seeded from the file holds finding records too")
+	assert.Equal(t, written, ids(readLines(t, cfg.Path)), "the id memory preloaded from the file holds finding records too")
 	assert.Equal(t, int64(0), counter(t, afterTel, metadata.MetricRecordsWritten))
 }
 

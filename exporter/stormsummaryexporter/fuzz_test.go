@@ -15,8 +15,8 @@ func FuzzParseSummary(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, seed := range []string{string(valid), `{}`, `{"schema":"retrystorm.storm/v1","call_key":"k"}`, `{"schema":`, `null`, `[]`, `"x"`} {
-		f.Add(seed)
+	for _, input := range []string{string(valid), `{}`, `{"schema":"retrystorm.storm/v1","call_key":"k"}`, `{"schema":`, `null`, `[]`, `"x"`} {
+		f.Add(input)
 	}
 	f.Fuzz(func(t *testing.T, summary string) {
 		span := ptrace.NewSpan()
@@ -43,8 +43,8 @@ func FuzzParseFindingRecord(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, seed := range []string{string(valid), `{}`, `{"schema":"retrystorm.finding/v1"}`, `{"schema":"retrystorm.finding/v1","findings":null}`, `{"schema":`, `null`, `[]`} {
-		f.Add(seed, true)
+	for _, input := range []string{string(valid), `{}`, `{"schema":"retrystorm.finding/v1"}`, `{"schema":"retrystorm.finding/v1","findings":null}`, `{"schema":`, `null`, `[]`} {
+		f.Add(input, true)
 	}
 	f.Fuzz(func(t *testing.T, value string, spanHasIDs bool) {
 		span := ptrace.NewSpan()

@@ -117,7 +117,7 @@ func TestRotationKeepsRecordsWholeAndTheReportReadsAcrossFiles(t *testing.T) {
 	assert.Equal(t, len(pushed), report.StormSpans)
 }
 
-func TestRestartAfterRotationSeedsFromTheNewestBackup(t *testing.T) {
+func TestRestartAfterRotationPreloadsFromTheNewestBackup(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Rotation = RotationConfig{MaxMegabytes: 1, Compress: true}
 	before := newTestExporter(t, cfg, newTelemetry(t))

@@ -27,7 +27,7 @@ func partOf(r stormrecord.Record, n int) stormrecord.Record {
 // attempts (the rest of a trace decided in two parts), or a later revision of it (a
 // finding found after its trace was forwarded), is written under the same id; the same
 // record again, or a less complete one, is a duplicate. Across a restart too: the memory
-// seeded from the file knows how complete each line was.
+// preloaded from the file knows how complete each line was.
 func TestAMoreCompleteRecordOfAnIDIsWrittenAgain(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Include = []string{includeStorm, includeFailure}
@@ -69,17 +69,17 @@ func TestAMoreCompleteRecordOfAnIDIsWrittenAgain(t *testing.T) {
 	assert.Equal(t, int64(3), counter(t, tel, metadata.MetricRecordsDeduplicated))
 }
 
-// TestSeedKeepsTheMostCompleteLineOfAnID: a file whose later line of an id is the less
+// TestPreloadKeepsTheMostCompleteLineOfAnID: a file whose later line of an id is the less
 // complete (a restart wrote the first part's record after the whole one) still dedups
 // against the more complete.
-func TestSeedKeepsTheMostCompleteLineOfAnID(t *testing.T) {
+func TestPreloadKeepsTheMostCompleteLineOfAnID(t *testing.T) {
 	cfg := testConfig(t)
 	full := stormRecord(traceIDHex(2), "call_2")
 	e := newTestExporter(t, cfg, newTelemetry(t))
 	startExporter(t, e)
 	require.NoError(t, e.pushTraces(context.Background(), summaryTrace(t, full)))
 	require.NoError(t, e.shutdown(context.Background()))
-	lines, err := seedIDs(cfg.Path, 1<<20)
+	lines, err := preloadIDs(cfg.Path, 1<<20)
 	require.NoError(t, err)
 	require.Len(t, lines, 1)
 

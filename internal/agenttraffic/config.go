@@ -22,7 +22,7 @@ const (
 	ShapeVercelV6       Shape = "vercel_v6"
 	ShapeClaudeCode     Shape = "claude_code"
 	ShapeLogfireMCP     Shape = "logfire_mcp"
-	ShapeSeedRecord     Shape = "seed_record"
+	ShapeAttemptRecord  Shape = "attempt_record"
 
 	ShapeStrands                Shape = "strands"
 	ShapeOpenInferenceLangChain Shape = "openinference_langchain"
@@ -32,10 +32,13 @@ const (
 	ShapeUnlistedOffered Shape = "unlisted_offered"
 )
 
+// shapeSeedRecord is the deprecated name of ShapeAttemptRecord, still accepted by ParseShapes.
+const shapeSeedRecord Shape = "seed_record"
+
 // AllShapes lists every shape in a stable order.
 func AllShapes() []Shape {
 	all := append([]Shape{ShapeGenAI, ShapeMastra, ShapeMCP, ShapeOpenLLMetryMCP, ShapeOpenInference,
-		ShapeVercelV6, ShapeClaudeCode, ShapeLogfireMCP, ShapeSeedRecord}, FrameworkShapes()...)
+		ShapeVercelV6, ShapeClaudeCode, ShapeLogfireMCP, ShapeAttemptRecord}, FrameworkShapes()...)
 	return append(all, UnlistedShapes()...)
 }
 
@@ -241,6 +244,9 @@ func ParseShapes(s string) ([]Shape, error) {
 	var out []Shape
 	for _, part := range strings.Split(s, ",") {
 		sh := Shape(strings.TrimSpace(part))
+		if sh == shapeSeedRecord {
+			sh = ShapeAttemptRecord
+		}
 		if !knownShape(sh) {
 			return nil, fmt.Errorf("unknown shape %q (known: %v)", sh, knownShapes())
 		}

@@ -54,6 +54,13 @@ func TestParseShapes(t *testing.T) {
 	if _, err := ParseShapes("genai,otel"); err == nil || !strings.Contains(err.Error(), `"otel"`) {
 		t.Errorf("unknown shape accepted: %v", err)
 	}
+	// seed_record is the deprecated name of attempt_record.
+	for _, name := range []string{"attempt_record", "seed_record"} {
+		got, err := ParseShapes("genai," + name)
+		if err != nil || len(got) != 2 || got[1] != ShapeAttemptRecord {
+			t.Errorf("%s = %v, %v", name, got, err)
+		}
+	}
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -66,7 +73,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "default mix fits one shape", cfg: Config{Shapes: []Shape{ShapeLogfireMCP}}},
 		{name: "scenario without a capable shape", cfg: Config{Shapes: []Shape{ShapeLogfireMCP},
 			Scenarios: ScenarioWeights{ScenarioAgentStorm: 1}}, wantErr: "scenario agent_storm needs one of the shapes"},
-		{name: "every scenario needs seed records", cfg: Config{Shapes: []Shape{ShapeGenAI}, EveryScenario: true},
+		{name: "every scenario needs attempt records", cfg: Config{Shapes: []Shape{ShapeGenAI}, EveryScenario: true},
 			wantErr: "every scenario: incomplete_record"},
 		{name: "all zero", cfg: Config{Scenarios: ScenarioWeights{ScenarioClean: 0}}, wantErr: "sum to more than 0"},
 		{name: "negative", cfg: Config{Scenarios: ScenarioWeights{ScenarioClean: -1}}, wantErr: "must not be negative"},

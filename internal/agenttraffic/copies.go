@@ -6,9 +6,9 @@ import (
 )
 
 // This file writes the payload copies of conversation.go in each instrumentation's own
-// format (the framework shapes' own formats are in their files). Claude Code and the seed
-// record send none: Claude Code logs prompts only when
-// asked to (OTEL_LOG_USER_PROMPTS), and the seed record carries hashes, no payload.
+// format (the framework shapes' own formats are in their files). Claude Code and the
+// attempt record send none: Claude Code logs prompts only when
+// asked to (OTEL_LOG_USER_PROMPTS), and the attempt record carries hashes, no payload.
 
 // modelCopies are the attributes and events a model span of turn tr carries.
 func (r *renderer) modelCopies(tr turn, finish string, start, end time.Time) ([]Attr, []Event) {

@@ -193,8 +193,8 @@ func TestTruthListsEveryRawValue(t *testing.T) {
 				}
 			}
 			switch shape {
-			case ShapeSeedRecord, ShapeUnlistedOffered:
-				// The seed record sends hashes only; content capture off sends no payload.
+			case ShapeAttemptRecord, ShapeUnlistedOffered:
+				// The attempt record sends hashes only; content capture off sends no payload.
 				if total != 0 {
 					t.Errorf("%s sends no payload, yet the truth lists %d raw values", shape, total)
 				}
@@ -214,7 +214,7 @@ func TestTruthListsEveryRawValue(t *testing.T) {
 // JSON.
 func TestCopiesCarryTheToolPayloads(t *testing.T) {
 	for _, shape := range knownShapes() {
-		if shape == ShapeClaudeCode || shape == ShapeSeedRecord || shape == ShapeUnlistedOffered {
+		if shape == ShapeClaudeCode || shape == ShapeAttemptRecord || shape == ShapeUnlistedOffered {
 			continue
 		}
 		t.Run(string(shape), func(t *testing.T) {

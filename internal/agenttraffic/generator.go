@@ -67,9 +67,9 @@ func (gen *Generator) stalePairs(shape Shape) []Trace {
 			shape = pick(gen.g, gen.cfg.shapesFor(ScenarioStaleCache))
 		}
 		warmSlot := gen.nextStart()
-		seed := newStaleSeed(gen.g)
-		stale := gen.build(shape, ScenarioStaleCache, gen.nextStart(), seed)
-		warm := gen.build(shape, ScenarioClean, warmSlot.Add(-staleAge), seed)
+		read := newStaleRead(gen.g)
+		stale := gen.build(shape, ScenarioStaleCache, gen.nextStart(), read)
+		warm := gen.build(shape, ScenarioClean, warmSlot.Add(-staleAge), read)
 		warm.Truth.WarmFor = stale.Truth.TraceID
 		group = append(group, warm, stale)
 	}
@@ -129,23 +129,23 @@ func (gen *Generator) drawScenario() Scenario {
 	return ScenarioClean
 }
 
-// build plans, renders and judges one trace. seed is the stale_cache read: the stale trace
+// build plans, renders and judges one trace. stale is the stale_cache read: the stale trace
 // injects it, the warm trace (scenario clean) plans it as one of its clean calls.
-func (gen *Generator) build(shape Shape, sc Scenario, start time.Time, seed *staleSeed) Trace {
+func (gen *Generator) build(shape Shape, sc Scenario, start time.Time, stale *staleRead) Trace {
 	var id TraceID
 	gen.g.fill(id[:])
 	pl := newPlanner(gen.g, shape, sc)
-	if seed != nil {
-		pl.seenArgs[seed.tool.name+"\x00"+jsonText(seed.args)] = true
+	if stale != nil {
+		pl.seenArgs[stale.tool.name+"\x00"+jsonText(stale.args)] = true
 	}
 	if sc == ScenarioClean {
 		pl.cleanSteps(gen.cfg.ToolsPerTrace)
-		if seed != nil {
-			pl.single(pl.warmCall(seed))
+		if stale != nil {
+			pl.single(pl.warmCall(stale))
 		}
 	} else {
 		pl.cleanSteps(max(gen.cfg.ToolsPerTrace-1, 0))
-		pl.inject(sc, seed)
+		pl.inject(sc, stale)
 		pl.noRecallAfterFailure()
 	}
 	pl.citeCleanAssets()

@@ -32,7 +32,7 @@ func isToolAttempt(shape Shape, s *Span) bool {
 		return s.Name == "claude_code.tool"
 	case ShapeLogfireMCP:
 		return strings.HasPrefix(s.Name, "MCP request: tools/call ")
-	case ShapeSeedRecord:
+	case ShapeAttemptRecord:
 		return strAttr(s, "tool_name") != ""
 	case ShapeStrands:
 		return strAttr(s, "gen_ai.operation.name") == "execute_tool"
@@ -72,7 +72,7 @@ func callIDOf(tr *Trace, s *Span) string {
 		return strAttr(s, "ai.toolCall.id")
 	case ShapeClaudeCode:
 		return strAttr(s, "tool_use_id")
-	case ShapeSeedRecord:
+	case ShapeAttemptRecord:
 		return strAttr(s, "span_id")
 	case ShapeStrands:
 		return strAttr(s, "gen_ai.tool.call.id")

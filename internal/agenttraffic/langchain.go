@@ -25,9 +25,9 @@ const langchainStack = "\n    at DynamicStructuredTool.func (file:///app/node_mo
 // stack, which repeats it.
 func langchainErrorText(msg string) string { return msg + "\n\nError: " + msg + langchainStack }
 
-// uuidOf spells a stable UUID for seed: LangGraph's checkpoint namespaces, without a draw.
-func uuidOf(seed string) string {
-	h := hashHex(seed)
+// uuidOf spells a stable UUID for key: LangGraph's checkpoint namespaces, without a draw.
+func uuidOf(key string) string {
+	h := hashHex(key)
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 

@@ -50,7 +50,7 @@ type plannedAttempt struct {
 	sideEffect string
 	tokensIn   int64
 	tokensOut  int64
-	// drop names a seed record field this attempt leaves out (incomplete_record).
+	// drop names a attempt record field this attempt leaves out (incomplete_record).
 	drop string
 	// stale marks an answer served from a cache instead of a live read (stale_cache).
 	stale bool
@@ -225,7 +225,7 @@ func (pl *planner) callID() string {
 	switch pl.plan.shape {
 	case ShapeClaudeCode:
 		return "toolu_01" + pl.g.token(22)
-	case ShapeSeedRecord:
+	case ShapeAttemptRecord:
 		return "span_" + pl.g.hex(10)
 	case ShapeStrands:
 		return "tooluse_" + pl.g.token(22)
@@ -280,7 +280,7 @@ func (pl *planner) okAttempt(t *toolSpec, args, result payload, idem string) *pl
 		dur: pl.g.ms(t.okLatency[0], t.okLatency[1])}
 	if t.sideEffect {
 		a.sideEffect = sideEffectExternal
-	} else if pl.plan.shape == ShapeSeedRecord {
+	} else if pl.plan.shape == ShapeAttemptRecord {
 		a.sideEffect = sideEffectNone
 	}
 	if pl.wire(t) {
@@ -298,8 +298,8 @@ func (pl *planner) failedAttempt(t *toolSpec, args payload, status AttemptStatus
 		a.dur = pl.g.ms(5000, 5400)
 	}
 	a.viaResult = pl.traits.failsOnlyViaResult || pl.traits.mcpToolErrors && mcpTools[t.name] && status != AttemptTimeout
-	if pl.plan.shape == ShapeSeedRecord {
-		// Only the seed record spells out side effects of failed tries; other shapes leave
+	if pl.plan.shape == ShapeAttemptRecord {
+		// Only the attempt record spells out side effects of failed tries; other shapes leave
 		// them off rather than claim an unknown effect with no outcome.
 		a.sideEffect = sideEffectNone
 		if t.sideEffect {
@@ -351,7 +351,7 @@ func (pl *planner) wire(t *toolSpec) bool {
 }
 
 func (pl *planner) tokens(a *plannedAttempt) {
-	if pl.plan.shape != ShapeSeedRecord {
+	if pl.plan.shape != ShapeAttemptRecord {
 		return
 	}
 	a.tokensIn = int64(pl.g.between(300, 1200))

@@ -140,7 +140,7 @@ func (r *renderer) invokeAgentAttrs() []Attr {
 		attrs = append(attrs, Str("mastra.span.type", "agent_run"))
 	case ShapeVercelV6:
 		attrs = append(attrs, Str("operation.name", "ai.generateText"))
-	case ShapeSeedRecord:
+	case ShapeAttemptRecord:
 		attrs = append(attrs, Str("run_id", r.plan.runID))
 	}
 	return attrs
@@ -300,9 +300,9 @@ func (r *renderer) sends(c *plannedCall, a *plannedAttempt) {
 	}
 	// The request names what it is about: the URL carries an argument, a side-effect
 	// request its idempotency key. Not so for MCP's JSON-RPC requests, and not where the
-	// tool spans carry hashes only (the seed record): copies repeat what tool spans carry.
+	// tool spans carry hashes only (the attempt record): copies repeat what tool spans carry.
 	var idem []Attr
-	if r.copies && r.plan.shape != ShapeMCP && r.plan.shape != ShapeSeedRecord {
+	if r.copies && r.plan.shape != ShapeMCP && r.plan.shape != ShapeAttemptRecord {
 		if c.tool.url != nil {
 			url, host = c.tool.url(a.args)
 		}

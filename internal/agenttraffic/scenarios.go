@@ -3,9 +3,9 @@ package agenttraffic
 // Each scenario injects one signal into an otherwise clean plan, in its own model turn(s),
 // and nothing else: every other call succeeds on its one attempt.
 
-// staleSeed is the read a stale_cache pair shares: the warm trace returns result live, the
+// staleRead is the read a stale_cache pair shares: the warm trace returns result live, the
 // stale trace's retry returns it again from a cache.
-type staleSeed struct {
+type staleRead struct {
 	tool   *toolSpec
 	args   payload
 	result payload
@@ -14,14 +14,14 @@ type staleSeed struct {
 // staleTools are reads whose results carry no secrets, so the pair shares no raw PII.
 var staleTools = []string{"search_docs", "query_warehouse", "check_freshness", "fetch_url"}
 
-func newStaleSeed(g *rng) *staleSeed {
+func newStaleRead(g *rng) *staleRead {
 	t := toolByName(pick(g, staleTools))
 	args := t.args(g)
-	return &staleSeed{tool: t, args: args, result: t.result(g, args)}
+	return &staleRead{tool: t, args: args, result: t.result(g, args)}
 }
 
 // inject adds the scenario's signal to the plan.
-func (pl *planner) inject(sc Scenario, stale *staleSeed) {
+func (pl *planner) inject(sc Scenario, stale *staleRead) {
 	switch sc {
 	case ScenarioTransportStorm:
 		pl.transportStorm()
@@ -167,7 +167,7 @@ func (pl *planner) duplicateSideEffect() {
 
 // staleCache: the live read timed out, the retry came back in about a millisecond with the
 // result an earlier trace had already returned.
-func (pl *planner) staleCache(s *staleSeed) {
+func (pl *planner) staleCache(s *staleRead) {
 	c := pl.warmCall(s)
 	live := pl.failedAttempt(s.tool, s.args, AttemptTimeout, "")
 	cached := pl.okAttempt(s.tool, s.args, s.result, "")
@@ -176,8 +176,8 @@ func (pl *planner) staleCache(s *staleSeed) {
 	pl.single(c)
 }
 
-// warmCall plans the seed's read as a clean call; the warm trace uses it as is.
-func (pl *planner) warmCall(s *staleSeed) *plannedCall {
+// warmCall plans the shared read as a clean call; the warm trace uses it as is.
+func (pl *planner) warmCall(s *staleRead) *plannedCall {
 	pl.seenArgs[s.tool.name+"\x00"+jsonText(s.args)] = true
 	c := &plannedCall{tool: s.tool, callID: pl.callID(), modelID: pl.modelID()}
 	if s.tool.asset {
@@ -249,7 +249,7 @@ func (pl *planner) otherResult(t *toolSpec, args, prev payload) payload {
 	}
 }
 
-// unresolvedCall: a side-effect call's only attempt has no outcome: the seed record's
+// unresolvedCall: a side-effect call's only attempt has no outcome: the attempt record's
 // status is empty, other shapes close the span with status unset and no result.
 func (pl *planner) unresolvedCall() {
 	t := pick(pl.g, sideEffectTools())

@@ -358,7 +358,7 @@ func checkResultDrift(t *testing.T, tr *Trace) {
 }
 
 // checkUnresolvedAttempt: the call's one attempt has a pending side effect and no outcome:
-// an empty `status` in seed_record, else status unset with no result and no error type.
+// an empty `status` in attempt_record, else status unset with no result and no error type.
 func checkUnresolvedAttempt(t *testing.T, tr *Trace) {
 	t.Helper()
 	ids := tr.Truth.Records[0].AttemptSpanIDs
@@ -370,9 +370,9 @@ func checkUnresolvedAttempt(t *testing.T, tr *Trace) {
 		t.Errorf("attempt status %v result %q error.type %q: not an ended attempt with no outcome",
 			s.Status, resultOf(s), strAttr(s, "error.type"))
 	}
-	if tr.Truth.Shape == ShapeSeedRecord {
+	if tr.Truth.Shape == ShapeAttemptRecord {
 		if v, ok := s.Attr("status"); !ok || v.Str != "" {
-			t.Errorf("seed status %v (present %v), want present and empty", v.Str, ok)
+			t.Errorf("attempt record status %v (present %v), want present and empty", v.Str, ok)
 		}
 	}
 }

@@ -80,7 +80,7 @@ func traitsOf(s Shape) shapeTraits {
 	case ShapeLogfireMCP:
 		return shapeTraits{failsOnlyViaResult: true, isErrorResults: true, unsetSuccess: true,
 			httpChildren: true, results: true, args: true, scope: "logfire", json: jsonCompact}
-	case ShapeSeedRecord:
+	case ShapeAttemptRecord:
 		return shapeTraits{callIDs: true, timeouts: true, args: true, attemptNumbers: true,
 			scope: "agent.tool_attempts"}
 	case ShapeStrands:
@@ -119,11 +119,11 @@ func traitsOf(s Shape) shapeTraits {
 func (t shapeTraits) keyedByToolAlone() bool { return !t.callIDs && !t.args }
 
 // SendsPayloads reports whether the shape's traces carry raw argument or result values:
-// not the seed record's hashes, not a trace recorded with content capture off.
-func (s Shape) SendsPayloads() bool { return s != ShapeSeedRecord && !traitsOf(s).contentOff }
+// not the attempt record's hashes, not a trace recorded with content capture off.
+func (s Shape) SendsPayloads() bool { return s != ShapeAttemptRecord && !traitsOf(s).contentOff }
 
 // RecordsWholeCalls reports whether the shape's traces give retry_storm every tool call with
-// its arguments and result: the seed record carries no result, and content capture off
+// its arguments and result: the attempt record carries no result, and content capture off
 // neither. retry_storm counts the other shapes' calls in unseen_tool_calls, and its shipped
 // alert fires on them.
 func (s Shape) RecordsWholeCalls() bool {
@@ -156,24 +156,24 @@ func scenarioSupports(sc Scenario, s Shape) bool {
 	case ScenarioStaleCache:
 		return t.timeouts && t.results && !t.resultNamesCall
 	case ScenarioNestedDuplicate:
-		// Seed records number their attempts: a re-recorded attempt 1 would also read as a
+		// Attempt records number their attempts: a re-recorded attempt 1 would also read as a
 		// repeated attempt number, a second signal. A subagent no rule names is no agent
 		// level of its own.
-		return t.callIDs && !t.nestedAttempts && s != ShapeSeedRecord && !t.ownNamesOnly
+		return t.callIDs && !t.nestedAttempts && s != ShapeAttemptRecord && !t.ownNamesOnly
 	case ScenarioDuplicateSideEffect, ScenarioUnbackedCitation:
 		// Side effects, idempotency keys and read assets are the application's keys.
 		return !t.ownNamesOnly
 	case ScenarioIncompleteRecord:
-		return s == ShapeSeedRecord
+		return s == ShapeAttemptRecord
 	case ScenarioResultDrift:
 		// Drift compares result hashes under one args hash: both must be recorded.
 		return t.args && t.results
 	case ScenarioUnresolvedAttempt:
-		// The seed record says so with an empty status. Elsewhere "no result" means none came
+		// The attempt record says so with an empty status. Elsewhere "no result" means none came
 		// back only where results are recorded; Claude Code always sends its success flag and
 		// Strands its gen_ai.tool.status, so their tool spans never lack an outcome. An
 		// attempt without outcome needs its pending side effect said.
-		return s == ShapeSeedRecord || t.results && s != ShapeClaudeCode && s != ShapeStrands && !t.ownNamesOnly
+		return s == ShapeAttemptRecord || t.results && s != ShapeClaudeCode && s != ShapeStrands && !t.ownNamesOnly
 	case ScenarioAttemptGap:
 		return t.attemptNumbers
 	}
@@ -231,8 +231,8 @@ func (r *renderer) attemptSpan(c *plannedCall, a *plannedAttempt) attemptSpan {
 		s = r.claudeAttempt(c, a)
 	case ShapeLogfireMCP:
 		s = r.logfireAttempt(c, a)
-	case ShapeSeedRecord:
-		return r.seedAttempt(c, a)
+	case ShapeAttemptRecord:
+		return r.recordAttempt(c, a)
 	case ShapeStrands:
 		s = r.strandsAttempt(c, a)
 	case ShapeOpenInferenceLangChain:
@@ -406,10 +406,10 @@ func (r *renderer) logfireAttempt(c *plannedCall, a *plannedAttempt) attemptSpan
 	return attemptSpan{name: name, kind: KindClient, status: Status{}, attrs: attrs}
 }
 
-// seedAttempt renders the per-attempt record (checkout.tool_attempts). The span status mirrors the
+// recordAttempt renders the per-attempt record (checkout.tool_attempts). The span status mirrors the
 // record's status so an attempt with an unknown side effect never looks unresolved; an
 // attempt with no outcome has an empty status and leaves the span status unset.
-func (r *renderer) seedAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
+func (r *renderer) recordAttempt(c *plannedCall, a *plannedAttempt) attemptSpan {
 	fields := []Attr{Str("event", "tool_attempt"), Str("run_id", r.plan.runID), Str("span_id", c.callID),
 		Int("attempt", int64(a.number)), Str("tool_name", c.tool.name), Str("args_hash", hashHex(jsonText(a.args)))}
 	if a.idemKey != "" {

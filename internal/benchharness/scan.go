@@ -20,14 +20,14 @@ import (
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 )
 
-// ScanOptions configures `stormbench scan`: `stormreport scan` over a large seed-format
-// file, side by side with the seed's Python scanner on the same file, and over OTLP/JSON.
+// ScanOptions configures `stormbench scan`: `stormreport scan` over a large per-attempt
+// JSONL file, side by side with the per-attempt Python scanner on the same file, and over OTLP/JSON.
 type ScanOptions struct {
-	// Stormreport is the stormreport binary; Python the interpreter and Script the seed's
-	// scanner.
+	// Stormreport is the stormreport binary; Python the interpreter and Script the per-attempt
+	// scanner (retry_storm.py).
 	Stormreport, Python, Script string
-	// SeedBytes and OTLPBytes size the two generated inputs.
-	SeedBytes, OTLPBytes int64
+	// AttemptLogBytes and OTLPBytes size the two generated inputs.
+	AttemptLogBytes, OTLPBytes int64
 	// Repeats of each command, interleaved; medians are reported.
 	Repeats int
 	// Dir holds the generated inputs (kept between runs when given).
@@ -44,15 +44,15 @@ type ScanRun struct {
 	Wall, CPU  time.Duration
 	MaxRSSKiB  int64
 	InputBytes int64
-	Attempts   int64 // seed-format attempts in the input; 0 for OTLP
+	Attempts   int64 // per-attempt JSONL attempts in the input; 0 for OTLP
 	Spans      int64
 }
 
 // ScanResult holds every run of every command, in run order.
 type ScanResult struct {
-	Runs                 []ScanRun
-	SeedBytes, OTLPBytes int64
-	SeedAttempts, Spans  int64
+	Runs                       []ScanRun
+	AttemptLogBytes, OTLPBytes int64
+	LoggedAttempts, Spans      int64
 }
 
 // RunScan generates the inputs (unless present in Dir) and times the commands.
@@ -69,11 +69,11 @@ func RunScan(ctx context.Context, o ScanOptions) (ScanResult, error) {
 		defer os.RemoveAll(dir)
 		o.Dir = dir
 	}
-	seedPath := filepath.Join(o.Dir, fmt.Sprintf("attempts-%d.jsonl", o.SeedBytes))
+	attemptLogPath := filepath.Join(o.Dir, fmt.Sprintf("attempts-%d.jsonl", o.AttemptLogBytes))
 	otlpPath := filepath.Join(o.Dir, fmt.Sprintf("traces-%d.json", o.OTLPBytes))
 	var err error
-	if res.SeedAttempts, err = ensureInput(seedPath, o, func(w *bufio.Writer) (int64, error) {
-		return WriteSeedAttempts(w, o.SeedBytes, o.Seed)
+	if res.LoggedAttempts, err = ensureInput(attemptLogPath, o, func(w *bufio.Writer) (int64, error) {
+		return WriteAttemptLog(w, o.AttemptLogBytes, o.Seed)
 	}); err != nil {
 		return res, err
 	}
@@ -82,7 +82,7 @@ func RunScan(ctx context.Context, o ScanOptions) (ScanResult, error) {
 	}); err != nil {
 		return res, err
 	}
-	res.SeedBytes, res.OTLPBytes = fileSize(seedPath), fileSize(otlpPath)
+	res.AttemptLogBytes, res.OTLPBytes = fileSize(attemptLogPath), fileSize(otlpPath)
 	commands := []struct {
 		name     string
 		argv     []string
@@ -91,9 +91,9 @@ func RunScan(ctx context.Context, o ScanOptions) (ScanResult, error) {
 		attempts int64
 		spans    int64
 	}{
-		{"python seed scanner", []string{o.Python, o.Script}, seedPath, res.SeedBytes, res.SeedAttempts, 0},
-		{"scan --seed-report", append(append([]string{o.Stormreport, "scan"}, o.ScanArgs...), "--seed-report", seedPath), "", res.SeedBytes, res.SeedAttempts, 0},
-		{"scan (records, seed input)", append(append([]string{o.Stormreport, "scan"}, o.ScanArgs...), "--json", seedPath), "", res.SeedBytes, res.SeedAttempts, 0},
+		{"python per-attempt scanner", []string{o.Python, o.Script}, attemptLogPath, res.AttemptLogBytes, res.LoggedAttempts, 0},
+		{"scan --attempt-report", append(append([]string{o.Stormreport, "scan"}, o.ScanArgs...), "--attempt-report", attemptLogPath), "", res.AttemptLogBytes, res.LoggedAttempts, 0},
+		{"scan (records, per-attempt input)", append(append([]string{o.Stormreport, "scan"}, o.ScanArgs...), "--json", attemptLogPath), "", res.AttemptLogBytes, res.LoggedAttempts, 0},
 		{"scan (records, OTLP/JSON)", append(append([]string{o.Stormreport, "scan"}, o.ScanArgs...), "--json", otlpPath), "", res.OTLPBytes, 0, res.Spans},
 	}
 	for i := range o.Repeats {
@@ -192,12 +192,12 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 
 func (l *limitedBuffer) String() string { return string(l.b) }
 
-// WriteSeedAttempts writes about size bytes of seed-format JSONL: runs of a few calls (each
-// call its own span_id, as the format asks: the seed's scanner groups by span_id alone), each
+// WriteAttemptLog writes about size bytes of per-attempt JSONL: runs of a few calls (each
+// call its own span_id, as the format asks: the per-attempt scanner groups by span_id alone), each
 // tried once or, one call in 25, two to four times with status flips, a changed
 // argument hash now and then, an incomplete attempt one in a hundred and another event one
 // line in fifty. It returns the tool_attempt lines written.
-func WriteSeedAttempts(w *bufio.Writer, size int64, seed uint64) (int64, error) {
+func WriteAttemptLog(w *bufio.Writer, size int64, seed uint64) (int64, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	tools := []string{"charge_card", "search_docs", "fetch_url", "lookup_customer", "send_email", "query_warehouse"}
 	statuses := []string{"error", "timeout"}
@@ -282,7 +282,7 @@ func WriteAgentTraffic(w *bufio.Writer, size int64, seed uint64) (int64, error) 
 
 // ScanReport writes the runs and the medians as markdown, then one ratio line per target.
 func ScanReport(w io.Writer, res ScanResult) {
-	fmt.Fprintf(w, "inputs: seed-format %s (%d attempts), OTLP/JSON %s (%d spans)\n\n", mib(res.SeedBytes), res.SeedAttempts, mib(res.OTLPBytes), res.Spans)
+	fmt.Fprintf(w, "inputs: per-attempt JSONL %s (%d attempts), OTLP/JSON %s (%d spans)\n\n", mib(res.AttemptLogBytes), res.LoggedAttempts, mib(res.OTLPBytes), res.Spans)
 	fmt.Fprintln(w, "| command | run | wall s | CPU s | MB/s (wall) | attempts or spans /s | max RSS MiB |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	byName := map[string][]ScanRun{}
@@ -304,10 +304,10 @@ func ScanReport(w io.Writer, res ScanResult) {
 		med[n] = m
 		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f | %d |\n", n, m.Wall.Seconds(), mbps(m), perSecond(m), m.MaxRSSKiB/1024)
 	}
-	py, sr := med["python seed scanner"], med["scan --seed-report"]
+	py, sr := med["python per-attempt scanner"], med["scan --attempt-report"]
 	if py.Wall > 0 && sr.Wall > 0 {
-		fmt.Fprintf(w, "\nratio throughput scan_seed_report/python=%.2f\n", py.Wall.Seconds()/sr.Wall.Seconds())
-		fmt.Fprintf(w, "ratio throughput scan_records_seed/python=%.2f\n", py.Wall.Seconds()/med["scan (records, seed input)"].Wall.Seconds())
+		fmt.Fprintf(w, "\nratio throughput scan_attempt_report/python=%.2f\n", py.Wall.Seconds()/sr.Wall.Seconds())
+		fmt.Fprintf(w, "ratio throughput scan_records_attempt_log/python=%.2f\n", py.Wall.Seconds()/med["scan (records, per-attempt input)"].Wall.Seconds())
 	}
 	for _, n := range names[1:] {
 		fmt.Fprintf(w, "max_rss_mib %s=%d\n", slugOf(n), med[n].MaxRSSKiB/1024)

@@ -40,7 +40,7 @@ func (r *FindingRecord) Completeness() Completeness {
 }
 
 // LineCompleteness is the part of any record line Completeness reads, so a reader that
-// only orders lines (the exporter seeding its memory) decodes no more.
+// only orders lines (the exporter preloading its memory) decodes no more.
 type LineCompleteness struct {
 	ID       string     `json:"id"`
 	Attempts int        `json:"attempts"`

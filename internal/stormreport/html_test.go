@@ -15,15 +15,15 @@ import (
 // pageRecords are the records the page tests draw: three storms (one without timing, one
 // with a hostile call key), a failure and a clean call.
 func pageRecords() []stormrecord.Record {
-	seed := seedStorm()
-	seed.TraceURL = ptr("http://localhost:16686/trace/ab12?call=span_19")
+	example := exampleStorm()
+	example.TraceURL = ptr("http://localhost:16686/trace/ab12?call=span_19")
 	exhausted := storm("call_88", "search_flights", "exhausted", "error", "error", "error", "error", "error")
 	exhausted.Findings = []stormrecord.Finding{{Kind: "unrecovered_failure", Detail: "agent answered OK over a failed call"}}
 	untimed := storm(`<script>alert(1)</script>`, "get_weather", "changed_arguments", "error", "ok")
 	untimed.Timeline = nil
 	failure := storm("single", "lookup_order", "", "error")
 	failure.Storm = false
-	return []stormrecord.Record{seed, exhausted, untimed, failure}
+	return []stormrecord.Record{example, exhausted, untimed, failure}
 }
 
 // pageTimelines maps each storm-timeline element's call key to its attempt-bar count.

@@ -57,12 +57,13 @@ type ScanSummary struct {
 	Unreadable int `json:"unreadable_files"`
 	// Bytes counts the bytes read from the inputs, as stored (compressed ones compressed).
 	Bytes int64 `json:"bytes"`
-	// Spans counts the spans handed to the analysis; SeedAttempts the seed-format
-	// tool_attempt lines among them (one span each).
-	Spans        int64 `json:"spans"`
-	SeedAttempts int64 `json:"seed_attempts"`
+	// Spans counts the spans handed to the analysis; LoggedAttempts the per-attempt
+	// JSONL tool_attempt lines among them (one span each). Its JSON key keeps the format's
+	// old name, seed_attempts, so that readers of --json are not broken.
+	Spans          int64 `json:"spans"`
+	LoggedAttempts int64 `json:"seed_attempts"`
 	// SkippedLines counts parsed lines that are neither traces nor tool attempts (the
-	// seed's other events); BadLines the lines or messages that were not read: they did not
+	// per-attempt format's other events); BadLines the lines or messages that were not read: they did not
 	// parse, or, counted again in Oversized, were over MaxMessageBytes.
 	SkippedLines int64 `json:"skipped_lines"`
 	BadLines     int64 `json:"bad_lines"`

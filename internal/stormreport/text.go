@@ -65,8 +65,8 @@ func WriteText(w io.Writer, input *Input, report Report) error {
 
 // writeScan says what the scan read and what it decided early, before the records' totals.
 func writeScan(w io.Writer, s *ScanSummary) {
-	fmt.Fprintf(w, "scanned %d files (%d unreadable), %d bytes: %d spans (%d seed-format attempts), %d traces kept, %d dropped",
-		s.Files, s.Unreadable, s.Bytes, s.Spans, s.SeedAttempts, s.Traces["kept"], s.Traces["dropped"])
+	fmt.Fprintf(w, "scanned %d files (%d unreadable), %d bytes: %d spans (%d from per-attempt logs), %d traces kept, %d dropped",
+		s.Files, s.Unreadable, s.Bytes, s.Spans, s.LoggedAttempts, s.Traces["kept"], s.Traces["dropped"])
 	if s.BadLines > 0 || s.SkippedLines > 0 {
 		fmt.Fprintf(w, "; %d lines did not parse, %d skipped", s.BadLines, s.SkippedLines)
 	}

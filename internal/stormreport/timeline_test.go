@@ -24,9 +24,9 @@ func TestTickLabel(t *testing.T) {
 	assert.Equal(t, "2 min", tickLabel(120_000, 60_000))
 }
 
-// seedStorm is call span_19 of the per-attempt example (testdata/README.md,
-// seed_record.json): attempts at 0, 4080 and 6080 ms after the first start.
-func seedStorm() stormrecord.Record {
+// exampleStorm is call span_19 of the per-attempt example (testdata/README.md,
+// attempt_record.json): attempts at 0, 4080 and 6080 ms after the first start.
+func exampleStorm() stormrecord.Record {
 	r := storm("span_19", "charge_card", "transient_dependency", "timeout", "error", "ok")
 	r.MS = 7680
 	r.Timeline = []stormrecord.AttemptTime{
@@ -38,7 +38,7 @@ func seedStorm() stormrecord.Record {
 }
 
 func TestTimelinePlacesAttemptsOnTheSharedAxis(t *testing.T) {
-	r := seedStorm()
+	r := exampleStorm()
 	view := newTimeline(&r)
 	require.True(t, view.Timed)
 	require.Len(t, view.Rows, 3)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/retrystorm/retrystorm/internal/seedscan"
+	"github.com/retrystorm/retrystorm/internal/attemptlog"
 )
 
 // TestSummaryReadsTheProcessorsTelemetryNames: the names the summary reads are the
@@ -28,14 +28,14 @@ func TestSummaryReadsTheProcessorsTelemetryNames(t *testing.T) {
 	}
 	require.NoError(t, eng.consume(ctx, tr.requests()[0]))
 	// A trace whose root never comes is decided at the end: an early decision (shutdown).
-	seeds := newSeedSpans()
-	for line := range strings.Lines(seedExample) {
-		ev, ok, err := seedscan.ParseLine([]byte(line))
+	attempts := newAttemptSpans()
+	for line := range strings.Lines(attemptLogExample) {
+		ev, ok, err := attemptlog.ParseLine([]byte(line))
 		require.True(t, ok)
 		require.NoError(t, err)
-		seeds.add(ev)
+		attempts.add(ev)
 	}
-	require.NoError(t, eng.consume(ctx, seeds.take()))
+	require.NoError(t, eng.consume(ctx, attempts.take()))
 	require.NoError(t, eng.finish(ctx))
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, eng.reader.Collect(ctx, &rm))

@@ -22,7 +22,7 @@ import (
 // xs is what longLine repeats.
 var xs = bytes.Repeat([]byte("x"), 64<<10)
 
-// longLine yields n bytes of one line, the start of a seed-format attempt and then 'x',
+// longLine yields n bytes of one line, the start of a per-attempt attempt and then 'x',
 // without its newline; it holds none of them.
 type longLine struct {
 	n, done int64
@@ -45,15 +45,15 @@ func (l *longLine) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// seedLines are the seed example's three attempts, one line each with its newline.
-func seedLines() []string {
-	return strings.SplitAfter(strings.TrimSuffix(seedExample, "\n")+"\n", "\n")[:3]
+// attemptLogLines are the labeled example's three attempts, one line each with its newline.
+func attemptLines() []string {
+	return strings.SplitAfter(strings.TrimSuffix(attemptLogExample, "\n")+"\n", "\n")[:3]
 }
 
-// withLongLines is an input of the seed example's attempts with a line of mid bytes after
+// withLongLines is an input of the labeled example's attempts with a line of mid bytes after
 // the first attempt and one of last bytes, without a newline, at the end.
 func withLongLines(mid, last int64) io.Reader {
-	lines := seedLines()
+	lines := attemptLines()
 	return io.MultiReader(strings.NewReader(lines[0]), &longLine{n: mid}, strings.NewReader("\n"),
 		strings.NewReader(lines[1]+lines[2]), &longLine{n: last})
 }
@@ -76,11 +76,11 @@ func scanReader(t *testing.T, r io.Reader, args ...string) (result, uint64) {
 // read, and the scan allocates a few times the bound, not the lines (it held each line
 // whole, and under a memory limit died with "fatal error: out of memory").
 func TestALineOfAGiBIsSkippedAndTheScanGoesOn(t *testing.T) {
-	_, baseline := scanReader(t, strings.NewReader(seedExample), "--json")
+	_, baseline := scanReader(t, strings.NewReader(attemptLogExample), "--json")
 	res, allocated := scanReader(t, withLongLines(96<<20, 1<<30), "--json")
 	require.Equal(t, 0, res.code, res.stderr)
 	report := scanJSON(t, res.stdout)
-	assert.EqualValues(t, 3, report.Scan.SeedAttempts, "the attempts before, between and after")
+	assert.EqualValues(t, 3, report.Scan.LoggedAttempts, "the attempts before, between and after")
 	assert.EqualValues(t, 2, report.Scan.BadLines)
 	assert.EqualValues(t, 2, report.Scan.Oversized)
 	assert.EqualValues(t, defaultMaxMessageBytes, report.Scan.MaxMessageBytes)
@@ -120,13 +120,13 @@ func TestLongLinesInCompressedFiles(t *testing.T) {
 		require.Less(t, b.Len(), 256<<10, name)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o600))
 	}
-	_, baseline := scanReader(t, strings.NewReader(seedExample), "--json")
+	_, baseline := scanReader(t, strings.NewReader(attemptLogExample), "--json")
 	for _, name := range []string{"attempts.jsonl", "attempts.jsonl.gz", "attempts.jsonl.zst"} {
 		t.Run(name, func(t *testing.T) {
 			res, allocated := scanReader(t, nil, "--json", "--max-message-bytes", "1048576", filepath.Join(dir, name))
 			require.Equal(t, 0, res.code, res.stderr)
 			report := scanJSON(t, res.stdout)
-			assert.EqualValues(t, 3, report.Scan.SeedAttempts)
+			assert.EqualValues(t, 3, report.Scan.LoggedAttempts)
 			assert.EqualValues(t, 2, report.Scan.Oversized)
 			assert.Contains(t, res.stderr, name+":2: line of 50331649 bytes is over --max-message-bytes 1048576: skipped")
 			assert.Contains(t, res.stderr, name+":5: line of 50331648 bytes is over --max-message-bytes 1048576: skipped")
@@ -182,7 +182,7 @@ func TestInputsThatAreNotRegularFiles(t *testing.T) {
 	fifo, zero, good := filepath.Join(dir, "capture.fifo"), filepath.Join(dir, "zero.json"), filepath.Join(dir, "attempts.jsonl")
 	require.NoError(t, unix.Mkfifo(fifo, 0o600))
 	require.NoError(t, os.Symlink("/dev/zero", zero))
-	require.NoError(t, os.WriteFile(good, []byte(seedExample), 0o600))
+	require.NoError(t, os.WriteFile(good, []byte(attemptLogExample), 0o600))
 	scan := func(args ...string) result {
 		done := make(chan result, 1)
 		go func() { done <- scanWith(t, "", args...) }()
@@ -198,7 +198,7 @@ func TestInputsThatAreNotRegularFiles(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	report := scanJSON(t, res.stdout)
 	assert.Equal(t, 3, report.Scan.Unreadable)
-	assert.EqualValues(t, 3, report.Scan.SeedAttempts, "the regular file is read")
+	assert.EqualValues(t, 3, report.Scan.LoggedAttempts, "the regular file is read")
 	assert.Contains(t, res.stderr, fifo+": not a regular file (a named pipe): the scan reads regular files, and a stream from stdin (-)")
 	assert.Contains(t, res.stderr, zero+": not a regular file (a character device, through a symbolic link to /dev/zero)")
 	assert.Contains(t, res.stderr, dir+": not a regular file (a directory)")

@@ -13,7 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retrystorm/retrystorm/internal/seedscan"
+	"github.com/retrystorm/retrystorm/internal/attemptlog"
 )
 
 // Format is how an input file is read.
@@ -23,7 +23,7 @@ const (
 	// FormatAuto detects the format per file: gzip and zstd are decompressed first; a file
 	// whose first byte is 0 holds the file exporter's length-prefixed protobuf messages;
 	// one with no zero byte in its first 4 KiB is text: one JSON value per line, each line an OTLP/JSON traces request
-	// (it has "resourceSpans") or a seed-format event; a file whose first line is not JSON
+	// (it has "resourceSpans") or a per-attempt event; a file whose first line is not JSON
 	// on its own is one OTLP/JSON document.
 	FormatAuto Format = "auto"
 	// FormatOTLPJSON is OTLP/JSON: one ExportTraceServiceRequest per line, as the file
@@ -32,16 +32,20 @@ const (
 	// FormatOTLPProto is the file exporter's protobuf format: each message preceded by its
 	// length, 4 bytes big-endian (zstd-compressed messages are decompressed).
 	FormatOTLPProto Format = "otlp-proto"
-	// FormatSeed is per-attempt JSONL: "event":"tool_attempt" lines, other lines skipped.
-	FormatSeed Format = "seed"
+	// FormatAttemptLog is per-attempt JSONL: "event":"tool_attempt" lines, other lines skipped.
+	FormatAttemptLog Format = "attempt-log"
+	// formatSeed is the deprecated name of FormatAttemptLog, still accepted.
+	formatSeed Format = "seed"
 )
 
 func parseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
-	case FormatAuto, FormatOTLPJSON, FormatOTLPProto, FormatSeed:
+	case FormatAuto, FormatOTLPJSON, FormatOTLPProto, FormatAttemptLog:
 		return f, nil
+	case formatSeed:
+		return FormatAttemptLog, nil
 	}
-	return "", fmt.Errorf("--format must be auto, otlp-json, otlp-proto or seed, not %q", s)
+	return "", fmt.Errorf("--format must be auto, otlp-json, otlp-proto or attempt-log, not %q", s)
 }
 
 // defaultMaxMessageBytes bounds what is held whole to be parsed: one text line, one
@@ -65,8 +69,8 @@ var (
 type handler interface {
 	// traces is one OTLP request.
 	traces(td ptrace.Traces) error
-	// seedLine is one text line that is not OTLP: a seed-format event or a bad line.
-	seedLine(where position, line []byte) error
+	// attemptLine is one text line that is not OTLP: a per-attempt event or a bad line.
+	attemptLine(where position, line []byte) error
 	// bad reports a line or message that did not parse; the scan goes on.
 	bad(where position, err error)
 	// skipped counts a line that parsed but is neither traces nor a tool attempt.
@@ -90,7 +94,7 @@ func (p position) String() string {
 }
 
 // errUnrecognised is an input that is none of the formats.
-var errUnrecognised = errors.New("not OTLP/JSON, OTLP protobuf or seed-format JSONL")
+var errUnrecognised = errors.New("not OTLP/JSON, OTLP protobuf or per-attempt JSONL")
 
 // oversizedError is a line, document or message over the size bound: skipped, not parsed.
 type oversizedError struct {
@@ -174,7 +178,7 @@ func detect(br *bufio.Reader) (Format, error) {
 }
 
 // readText reads JSON lines. Under FormatAuto each line is an OTLP/JSON request when it
-// holds "resourceSpans" and a seed-format line otherwise; a first line that is not JSON
+// holds "resourceSpans" and a per-attempt line otherwise; a first line that is not JSON
 // on its own starts a multi-line OTLP/JSON document, read whole.
 func readText(name string, br *bufio.Reader, f Format, maxLine int, h handler) error {
 	lineNo := 0
@@ -196,7 +200,7 @@ func readText(name string, br *bufio.Reader, f Format, maxLine int, h handler) e
 		}
 		trimmed := bytes.TrimSpace(line)
 		if len(trimmed) > 0 {
-			if first && f != FormatSeed && startsDocument(trimmed) {
+			if first && f != FormatAttemptLog && startsDocument(trimmed) {
 				return readDocument(position{file: name, line: lineNo}, line, br, maxLine, h)
 			}
 			first = false
@@ -213,23 +217,23 @@ func readText(name string, br *bufio.Reader, f Format, maxLine int, h handler) e
 var resourceSpansKey = []byte(`"resourceSpans"`)
 
 // startsDocument reports whether a first line opens a multi-line OTLP/JSON document: it is
-// not JSON on its own and is a lone "{" or names resourceSpans (a seed-format line that
+// not JSON on its own and is a lone "{" or names resourceSpans (a per-attempt line that
 // Go's JSON does not take, with NaN in it, say, is not mistaken for one).
 func startsDocument(first []byte) bool {
 	return first[0] == '{' && !json.Valid(first) && (len(first) == 1 || bytes.Contains(first, resourceSpansKey))
 }
 
-// textLine hands one non-blank line to h. A seed-format line goes as read, for the seed's
+// textLine hands one non-blank line to h. A per-attempt line goes as read, for the per-attempt scanner's
 // rules of stripping it.
 func textLine(where position, trimmed, raw []byte, f Format, h handler) error {
-	if f != FormatSeed && (f == FormatOTLPJSON || bytes.Contains(trimmed, resourceSpansKey)) {
+	if f != FormatAttemptLog && (f == FormatOTLPJSON || bytes.Contains(trimmed, resourceSpansKey)) {
 		td, err := jsonUnmarshaler.UnmarshalTraces(trimmed)
 		if err == nil && td.ResourceSpans().Len() > 0 {
 			return h.traces(td)
 		}
-		// A seed-format attempt that only mentions resourceSpans (in a field's value) is one.
-		if f == FormatAuto && isSeedAttempt(raw) {
-			return h.seedLine(where, raw)
+		// A per-attempt attempt that only mentions resourceSpans (in a field's value) is one.
+		if f == FormatAuto && isAttempt(raw) {
+			return h.attemptLine(where, raw)
 		}
 		if err != nil {
 			h.bad(where, fmt.Errorf("not an OTLP/JSON traces request: %w", err))
@@ -238,13 +242,13 @@ func textLine(where position, trimmed, raw []byte, f Format, h handler) error {
 		h.skipped() // logs or metrics from the same file exporter, or an empty request
 		return nil
 	}
-	return h.seedLine(where, raw)
+	return h.attemptLine(where, raw)
 }
 
 var jsonUnmarshaler = &ptrace.JSONUnmarshaler{}
 
-func isSeedAttempt(raw []byte) bool {
-	ev, ok, err := seedscan.ParseLine(raw)
+func isAttempt(raw []byte) bool {
+	ev, ok, err := attemptlog.ParseLine(raw)
 	return err == nil && ok && ev.IsToolAttempt()
 }
 

@@ -19,13 +19,13 @@ import (
 
 // counter is a handler that counts what an input holds.
 type counter struct {
-	spans, seedLines, bads, skips int
-	errs                          []string
+	spans, attemptLines, bads, skips int
+	errs                             []string
 }
 
 func (c *counter) traces(td ptrace.Traces) error { c.spans += td.SpanCount(); return nil }
-func (c *counter) seedLine(position, []byte) error {
-	c.seedLines++
+func (c *counter) attemptLine(position, []byte) error {
+	c.attemptLines++
 	return nil
 }
 
@@ -136,13 +136,13 @@ func TestZstdInputs(t *testing.T) {
 	}
 }
 
-// TestSeedLineMentioningResourceSpansIsASeedLine: the word in a field's value does not make
+// TestAttemptLineMentioningResourceSpansIsAnAttemptLine: the word in a field's value does not make
 // a tool attempt an OTLP request.
-func TestSeedLineMentioningResourceSpansIsASeedLine(t *testing.T) {
+func TestAttemptLineMentioningResourceSpansIsAnAttemptLine(t *testing.T) {
 	line := `{"event":"tool_attempt","run_id":"r","span_id":"s","attempt":1,"tool_name":"t","args_hash":"a","status":"ok","t_start":1,"t_end":2,"note":"\"resourceSpans\""}` + "\n"
 	c := &counter{}
 	require.NoError(t, readInput("x", strings.NewReader(line+`{"resourceSpans":[]}`+"\n"), FormatAuto, defaultMaxMessageBytes, c))
-	assert.Equal(t, 1, c.seedLines)
+	assert.Equal(t, 1, c.attemptLines)
 	assert.Equal(t, 1, c.skips, "an empty OTLP request")
 	assert.Zero(t, c.bads)
 }
@@ -150,14 +150,14 @@ func TestSeedLineMentioningResourceSpansIsASeedLine(t *testing.T) {
 // TestByteOrderMarkIsSkipped: a file saved with a UTF-8 BOM is read as without.
 func TestByteOrderMarkIsSkipped(t *testing.T) {
 	c := &counter{}
-	require.NoError(t, readInput("bom", strings.NewReader("\xef\xbb\xbf"+seedExample), FormatAuto, defaultMaxMessageBytes, c))
-	assert.Equal(t, 3, c.seedLines)
+	require.NoError(t, readInput("bom", strings.NewReader("\xef\xbb\xbf"+attemptLogExample), FormatAuto, defaultMaxMessageBytes, c))
+	assert.Equal(t, 3, c.attemptLines)
 }
 
 // TestEveryBadLineIsCounted: past the first 100 named, the rest are counted and said.
 func TestEveryBadLineIsCounted(t *testing.T) {
-	in := strings.Repeat("not json\n", 150) + seedExample
-	res := scanWith(t, in, "--seed-report")
+	in := strings.Repeat("not json\n", 150) + attemptLogExample
+	res := scanWith(t, in, "--attempt-report")
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Equal(t, 100, strings.Count(res.stderr, ": not JSON"))
 	assert.Contains(t, res.stderr, "50 more lines did not parse")
@@ -179,7 +179,7 @@ func TestRecordsFileIsReplacedOnlyByAScanThatRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "earlier\n", string(b), "a scan that read nothing leaves the records")
 
-	res = scanWith(t, seedExample, "-o", out)
+	res = scanWith(t, attemptLogExample, "-o", out)
 	require.Equal(t, 0, res.code, res.stderr)
 	b, err = os.ReadFile(out)
 	require.NoError(t, err)
@@ -188,9 +188,9 @@ func TestRecordsFileIsReplacedOnlyByAScanThatRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file left beside it")
 
-	assert.Equal(t, 2, scanWith(t, seedExample, "-o", dir).code, "a directory is no records file")
-	assert.Equal(t, 1, scanWith(t, seedExample, "-o", filepath.Join(dir, "missing", "storms.jsonl")).code)
-	assert.Equal(t, 2, scanWith(t, seedExample, "-", "-").code, "stdin twice")
+	assert.Equal(t, 2, scanWith(t, attemptLogExample, "-o", dir).code, "a directory is no records file")
+	assert.Equal(t, 1, scanWith(t, attemptLogExample, "-o", filepath.Join(dir, "missing", "storms.jsonl")).code)
+	assert.Equal(t, 2, scanWith(t, attemptLogExample, "-", "-").code, "stdin twice")
 }
 
 // TestBoundFollowsTheConfiguration: without the flag, a configuration's max_trace_bytes
@@ -199,14 +199,14 @@ func TestRecordsFileIsReplacedOnlyByAScanThatRead(t *testing.T) {
 func TestBoundFollowsTheConfiguration(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("processors:\n  retry_storm: {max_buffered_bytes: 268435456, max_trace_bytes: 67108864}\n"), 0o600))
-	res := scanWith(t, seedExample, "--config", cfg, "--json")
+	res := scanWith(t, attemptLogExample, "--config", cfg, "--json")
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.EqualValues(t, 268435456, scanJSON(t, res.stdout).Scan.MaxBufferedBytes, "the configuration's bound")
 	require.NoError(t, os.WriteFile(cfg, []byte("processors:\n  retry_storm: {max_trace_bytes: 67108864}\n"), 0o600))
-	res = scanWith(t, seedExample, "--config", cfg, "--json")
+	res = scanWith(t, attemptLogExample, "--config", cfg, "--json")
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.EqualValues(t, 134217728, scanJSON(t, res.stdout).Scan.MaxBufferedBytes, "twice max_trace_bytes")
-	res = scanWith(t, seedExample, "--config", cfg, "--max-buffered-bytes", "1048576")
+	res = scanWith(t, attemptLogExample, "--config", cfg, "--max-buffered-bytes", "1048576")
 	assert.Equal(t, 2, res.code)
 	assert.Contains(t, res.stderr, "--max-buffered-bytes 1048576 is below the configuration's max_trace_bytes")
 }
@@ -215,7 +215,7 @@ func TestBoundFollowsTheConfiguration(t *testing.T) {
 // panics nor fails but for a format no input can be in, and every bad line or message is
 // reported, never dropped.
 func FuzzReadInput(f *testing.F) {
-	f.Add([]byte(seedExample))
+	f.Add([]byte(attemptLogExample))
 	f.Add([]byte("{\n\"resourceSpans\": [\n"))
 	f.Add([]byte{0, 0, 0, 3, 1, 2, 3, 0, 0})
 	f.Add([]byte{0x1f, 0x8b, 8, 0, 0})
@@ -224,7 +224,7 @@ func FuzzReadInput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		// The default bound, and one that most lines, documents and messages are over.
 		for _, bound := range []int{defaultMaxMessageBytes, 16} {
-			for _, format := range []Format{FormatAuto, FormatOTLPJSON, FormatOTLPProto, FormatSeed} {
+			for _, format := range []Format{FormatAuto, FormatOTLPJSON, FormatOTLPProto, FormatAttemptLog} {
 				c := &counter{}
 				err := readInput("fuzz", bufio.NewReader(bytes.NewReader(in)), format, bound, c)
 				if err != nil && format != FormatAuto {

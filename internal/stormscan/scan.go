@@ -1,10 +1,10 @@
 // Package stormscan is `stormreport scan`: the retry_storm analysis over trace files and
-// seed-format JSONL, offline. It runs the processor the collector runs (in its offline
+// per-attempt JSONL, offline. It runs the processor the collector runs (in its offline
 // mode: traces are decided when the input ends or the memory bound is reached, never
 // because time passed) in front of the storm_summary exporter, so the records of a trace
 // are the ones a collector with the same retry_storm settings writes; then it prints the
-// report stormreport prints for those records, or, with --seed-report, the report of the
-// seed's per-attempt scanner.
+// report stormreport prints for those records, or, with --attempt-report, the report of the
+// per-attempt scanner (internal/attemptlog).
 package stormscan // import "github.com/retrystorm/retrystorm/internal/stormscan"
 
 import (
@@ -22,7 +22,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retrystorm/retrystorm/internal/seedscan"
+	"github.com/retrystorm/retrystorm/internal/attemptlog"
 	"github.com/retrystorm/retrystorm/internal/stormreport"
 	"github.com/retrystorm/retrystorm/internal/stormreport/summaryfile"
 )
@@ -31,10 +31,10 @@ const usage = `usage: stormreport scan [flags] [FILE...|-]
 
 Runs the retry_storm analysis over trace files: OTLP/JSON (the collector file exporter's
 output, one request per line, or one document), the file exporter's protobuf format, or
-seed-format per-attempt JSONL ("event":"tool_attempt" lines); .gz and .zst files are read
+per-attempt per-attempt JSONL ("event":"tool_attempt" lines); .gz and .zst files are read
 compressed; no file or - reads stdin. Writes the storm and finding records (-o) and prints
-the stormreport report of them (text, --json, --html FILE), or with --seed-report the seed
-scanner's JSON report of the seed-format lines.
+the stormreport report of them (text, --json, --html FILE), or with --attempt-report the
+per-attempt scanner's JSON report of the per-attempt lines.
 
 flags:
 `
@@ -60,14 +60,14 @@ type options struct {
 	// maxBufferedSet: --max-buffered-bytes was given.
 	maxBufferedSet bool
 	// maxMessage bounds one line, document or protobuf message.
-	maxMessage int
-	out        string
-	include    string
-	json       bool
-	html       string
-	top        int
-	seedReport bool
-	files      []string
+	maxMessage    int
+	out           string
+	include       string
+	json          bool
+	html          string
+	top           int
+	attemptReport bool
+	files         []string
 }
 
 // Run is `stormreport scan ARGS`: it returns the exit status, 0 when the scan ran, 1 when
@@ -100,7 +100,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
-	format := fs.String("format", string(FormatAuto), "input format: auto, otlp-json, otlp-proto or seed")
+	format := fs.String("format", string(FormatAuto), "input format: auto, otlp-json, otlp-proto or attempt-log (seed: deprecated name of attempt-log)")
 	fs.StringVar(&opts.config, "config", "", "collector configuration whose retry_storm section (and storm_summary include and trace_url) the scan uses; defaults otherwise")
 	fs.StringVar(&opts.processor, "processor", "", "which retry_storm processor of --config, when it has several (retry_storm/NAME or NAME)")
 	fs.StringVar(&opts.keyFile, "key-file", "", "file holding the HMAC key for argument and result hashes (hashing.key_file)")
@@ -112,7 +112,8 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	fs.StringVar(&opts.html, "html", "", "also write the report as a self-contained HTML page to this file")
 	fs.IntVar(&opts.top, "top", 20, "storms per ranking and on the page (0 = all)")
-	fs.BoolVar(&opts.seedReport, "seed-report", false, "print the seed scanner's JSON report of the seed-format lines instead of the report")
+	fs.BoolVar(&opts.attemptReport, "attempt-report", false, "print the per-attempt scanner's JSON report of the per-attempt lines instead of the report")
+	fs.BoolVar(&opts.attemptReport, "seed-report", false, "deprecated: the old name of --attempt-report")
 	var err error
 	if opts.files, err = stormreport.ParseInterleaved(fs, args); err != nil {
 		return opts, err
@@ -138,8 +139,8 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if opts.maxMessage <= 0 {
 		return opts, errors.New("--max-message-bytes must be greater than 0")
 	}
-	if opts.seedReport && opts.json {
-		return opts, errors.New("--seed-report and --json both choose what is printed: give one")
+	if opts.attemptReport && opts.json {
+		return opts, errors.New("--attempt-report and --json both choose what is printed: give one")
 	}
 	if len(opts.files) == 0 {
 		opts.files = []string{"-"}
@@ -187,27 +188,27 @@ type scan struct {
 	engine *engine
 	format Format
 	// maxMessage bounds one line, document or protobuf message.
-	maxMessage int
-	seeds      *seedSpans
-	seedRep    *seedscan.Scanner // nil without --seed-report
-	stderr     io.Writer
-	summary    stormreport.ScanSummary
-	progress   *progress
+	maxMessage     int
+	attempts       *attemptSpans
+	attemptScanner *attemptlog.Scanner // nil without --attempt-report
+	stderr         io.Writer
+	summary        stormreport.ScanSummary
+	progress       *progress
 	// stopped is why the scan stopped reading before the end of its inputs.
 	stopped error
 }
 
 func run(ctx context.Context, opts options, ec engineConfig, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := &scan{ctx: ctx, format: opts.format, maxMessage: opts.maxMessage, seeds: newSeedSpans(), stderr: stderr,
+	s := &scan{ctx: ctx, format: opts.format, maxMessage: opts.maxMessage, attempts: newAttemptSpans(), stderr: stderr,
 		summary: stormreport.ScanSummary{MaxBufferedBytes: ec.processor.MaxBufferedBytes, MaxMessageBytes: int64(opts.maxMessage)}}
-	if opts.seedReport {
-		s.seedRep = seedscan.NewScanner(ec.processor.StormThreshold)
+	if opts.attemptReport {
+		s.attemptScanner = attemptlog.NewScanner(ec.processor.StormThreshold)
 	}
-	// The seed report alone needs no records: the analysis runs when they are written or
+	// The attempt report alone needs no records: the analysis runs when they are written or
 	// reported. They are written beside -o and moved into place at the end, so a scan that
 	// reads nothing leaves an earlier scan's records as they were.
 	var records string
-	if !opts.seedReport || opts.out != "" || opts.html != "" {
+	if !opts.attemptReport || opts.out != "" || opts.html != "" {
 		parent, pattern := "", "stormscan-*" // the system's temporary directory
 		if opts.out != "" {
 			parent, pattern = filepath.Dir(opts.out), ".stormscan-*" // beside -o: one rename
@@ -244,12 +245,12 @@ func run(ctx context.Context, opts options, ec engineConfig, stdin io.Reader, st
 			return 1
 		}
 	}
-	var seedReport seedscan.Report
-	if s.seedRep != nil {
-		seedReport = s.seedRep.Report()
-		// Attempts the seed's scanner would crash on only once their span is reported (a
+	var attemptReport attemptlog.Report
+	if s.attemptScanner != nil {
+		attemptReport = s.attemptScanner.Report()
+		// Attempts the per-attempt scanner would crash on only once their span is reported (a
 		// first t_start or last t_end that is not an integer) are left out here.
-		for _, d := range seedReport.Dropped {
+		for _, d := range attemptReport.Dropped {
 			s.bad(position{file: d.Origin.File, line: int(d.Origin.Line)}, d.Err)
 		}
 	}
@@ -264,11 +265,11 @@ func run(ctx context.Context, opts options, ec engineConfig, stdin io.Reader, st
 		fmt.Fprintf(stderr, "stormreport scan: no input could be read\n")
 		return 1
 	}
-	if s.seedRep != nil && s.summary.SeedAttempts == 0 {
-		fmt.Fprintf(stderr, "stormreport scan: no seed-format tool_attempt line in the input\n")
+	if s.attemptScanner != nil && s.summary.LoggedAttempts == 0 {
+		fmt.Fprintf(stderr, "stormreport scan: no per-attempt tool_attempt line in the input\n")
 	}
 	if s.engine == nil {
-		if err := seedReport.WriteJSON(stdout); err != nil {
+		if err := attemptReport.WriteJSON(stdout); err != nil {
 			fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
 			return 1
 		}
@@ -281,7 +282,7 @@ func run(ctx context.Context, opts options, ec engineConfig, stdin io.Reader, st
 		}
 		records = opts.out
 	}
-	if err := s.output(opts, records, seedReport, stdout); err != nil {
+	if err := s.output(opts, records, attemptReport, stdout); err != nil {
 		fmt.Fprintf(stderr, "stormreport scan: %v\n", err)
 		return 1
 	}
@@ -353,13 +354,13 @@ func (s *scan) readOne(name string, stdin io.Reader) (err error) {
 		defer f.Close()
 		r = f
 	}
-	defer func() { err = cmp.Or(err, s.flushSeeds()) }()
+	defer func() { err = cmp.Or(err, s.flushAttempts()) }()
 	return readInput(displayName(name), &countingReader{r: r, progress: s.progress}, s.format, s.maxMessage, s)
 }
 
 func (s *scan) traces(td ptrace.Traces) error {
 	if s.engine == nil {
-		s.skipped() // the seed report reads seed-format lines only
+		s.skipped() // the attempt report reads per-attempt lines only
 		return nil
 	}
 	s.summary.Spans += int64(td.SpanCount())
@@ -379,8 +380,8 @@ func (s *scan) consume(td ptrace.Traces) error {
 	return nil
 }
 
-func (s *scan) seedLine(where position, line []byte) error {
-	ev, ok, err := seedscan.ParseLine(line)
+func (s *scan) attemptLine(where position, line []byte) error {
+	ev, ok, err := attemptlog.ParseLine(line)
 	if err != nil {
 		s.bad(where, err)
 		return nil
@@ -392,29 +393,29 @@ func (s *scan) seedLine(where position, line []byte) error {
 		s.skipped()
 		return nil
 	}
-	if s.seedRep != nil {
-		ev.Origin = seedscan.Origin{File: where.file, Line: int64(where.line)}
-		if err := s.seedRep.Add(ev); err != nil {
+	if s.attemptScanner != nil {
+		ev.Origin = attemptlog.Origin{File: where.file, Line: int64(where.line)}
+		if err := s.attemptScanner.Add(ev); err != nil {
 			s.bad(where, err)
 		}
 	}
-	s.summary.SeedAttempts++
+	s.summary.LoggedAttempts++
 	if s.engine == nil {
 		return nil
 	}
 	s.summary.Spans++
-	s.seeds.add(ev)
-	if s.seeds.len() >= seedBatchSpans {
-		return s.flushSeeds()
+	s.attempts.add(ev)
+	if s.attempts.len() >= attemptBatchSpans {
+		return s.flushAttempts()
 	}
 	return nil
 }
 
-func (s *scan) flushSeeds() error {
-	if s.engine == nil || s.seeds.len() == 0 {
+func (s *scan) flushAttempts() error {
+	if s.engine == nil || s.attempts.len() == 0 {
 		return nil
 	}
-	return s.consume(s.seeds.take())
+	return s.consume(s.attempts.take())
 }
 
 func (s *scan) bad(where position, err error) {
@@ -451,20 +452,20 @@ func (s *scan) summarise() error {
 	return nil
 }
 
-// output prints the seed report or the records' report.
-func (s *scan) output(opts options, records string, seedReport seedscan.Report, stdout io.Writer) error {
+// output prints the attempt report or the records' report.
+func (s *scan) output(opts options, records string, attemptReport attemptlog.Report, stdout io.Writer) error {
 	input, report, err := stormreport.Load([]string{records}, opts.top)
 	if err != nil {
 		return err
 	}
 	report.Scan = &s.summary
-	if opts.seedReport {
+	if opts.attemptReport {
 		if opts.html != "" {
 			if err := stormreport.Output(io.Discard, input, report, false, opts.html); err != nil {
 				return err
 			}
 		}
-		return seedReport.WriteJSON(stdout)
+		return attemptReport.WriteJSON(stdout)
 	}
 	return stormreport.Output(stdout, input, report, opts.json, opts.html)
 }

@@ -166,13 +166,14 @@ func TestScanExitStatus(t *testing.T) {
 	require.NoError(t, os.WriteFile(binary, []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00"), 0o600))
 	res = scanWith(t, "", binary)
 	assert.Equal(t, 1, res.code)
-	assert.Contains(t, res.stderr, "not OTLP/JSON, OTLP protobuf or seed-format JSONL")
+	assert.Contains(t, res.stderr, "not OTLP/JSON, OTLP protobuf or per-attempt JSONL")
 
 	for _, args := range [][]string{
 		{"--format", "xml"},
 		{"--top", "-1"},
 		{"--max-buffered-bytes", "0"},
 		{"--max-buffered-bytes", "65535"},
+		{"--attempt-report", "--json"},
 		{"--seed-report", "--json"},
 		{"--processor", "a"},
 		{"--config", missing},
@@ -181,9 +182,9 @@ func TestScanExitStatus(t *testing.T) {
 		res := scanWith(t, "", args...)
 		assert.Equal(t, 2, res.code, "%v: %s", args, res.stderr)
 	}
-	res = scanWith(t, seedExample, "--max-buffered-bytes", "65535")
+	res = scanWith(t, attemptLogExample, "--max-buffered-bytes", "65535")
 	assert.Contains(t, res.stderr, "--max-buffered-bytes must be at least 65536 (64 KiB)", "the processor's lower bound, named as the flag")
-	res = scanWith(t, seedExample, "--max-buffered-bytes", "65536")
+	res = scanWith(t, attemptLogExample, "--max-buffered-bytes", "65536")
 	assert.Equal(t, 0, res.code, res.stderr)
 	res = scanWith(t, "")
 	assert.Equal(t, 0, res.code, "empty stdin is a scan of nothing: %s", res.stderr)

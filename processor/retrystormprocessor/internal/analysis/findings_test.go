@@ -109,7 +109,7 @@ func TestStaleSuspectAnalysedBeforeItsOriginal(t *testing.T) {
 	assert.Equal(t, s.Unit.Record, s.Record, "the call's own record, which its finding will revise")
 	assert.Equal(t, 2, s.Order)
 	assert.True(t, tr.Signals.Divergence, "sampled as if it had the finding")
-	require.True(t, mem.Hold(stalecache.Suspect{Print: s.Print, Start: s.Start, Trace: tr.TraceID, Report: "stale"}).Held)
+	require.True(t, mem.Hold(stalecache.Suspect{Print: s.Fingerprint, Start: s.Start, Trace: tr.TraceID, Report: "stale"}).Held)
 
 	warm := newTrace(12)
 	wroot := warm.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
@@ -230,7 +230,7 @@ func TestUnbackedCitation(t *testing.T) {
 }
 
 func TestIncompleteRecord(t *testing.T) {
-	seedAttempt := func(b *traceBuilder, root [8]byte, n int, withArgs bool) {
+	recordAttempt := func(b *traceBuilder, root [8]byte, n int, withArgs bool) {
 		opts := []spanOpt{attr("tool_name", "pay"), attr("span_id", "s1"), attr("attempt", n), attr("status", "error"), attr("run_id", "r1")}
 		if withArgs {
 			opts = append(opts, attr("args_hash", "aa"))
@@ -239,8 +239,8 @@ func TestIncompleteRecord(t *testing.T) {
 	}
 	b := newTrace(24)
 	root := b.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
-	seedAttempt(b, root, 1, true)
-	seedAttempt(b, root, 2, false)
+	recordAttempt(b, root, 1, true)
+	recordAttempt(b, root, 2, false)
 	tr := analyze(t, b)
 	u := onlyUnit(t, tr)
 	assert.Contains(t, kinds(u), "incomplete_record")

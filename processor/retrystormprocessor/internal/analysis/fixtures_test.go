@@ -45,7 +45,7 @@ func TestFixturesOfEveryInputShape(t *testing.T) {
 		{file: "vercel_v6.json", calls: 2, clean: true},
 		{file: "claude_code.json", calls: 1, units: []wantUnit{{"toolu_01JdN4sQx8Wc2Rk7Lb5Vm3Ty", "WebFetch", []string{"error", "ok"}, true, "transient_dependency", "executor", stormrecord.Layers{Executor: 2, Agent: 1}}}},
 		{file: "logfire_mcp.json", calls: 1, degraded: 1, units: []wantUnit{{"fallback:", "lookup_order", []string{"error", "ok"}, true, "transient_dependency", "executor", stormrecord.Layers{Executor: 2, Agent: 1}}}},
-		{file: "seed_record.json", calls: 1, units: []wantUnit{{"span_19", "charge_card", []string{"timeout", "error", "ok"}, true, "transient_dependency", "executor", stormrecord.Layers{Executor: 3, Agent: 1}}}},
+		{file: "attempt_record.json", calls: 1, units: []wantUnit{{"span_19", "charge_card", []string{"timeout", "error", "ok"}, true, "transient_dependency", "executor", stormrecord.Layers{Executor: 3, Agent: 1}}}},
 		{file: "mixed_agent_many_tools.json", calls: 8, units: []wantUnit{{"call_Ho1Ui7Op0As3Df6Gh9Jk2Lz", "search_hotels", []string{"error", "error", "ok"}, true, "changed_arguments", "executor", stormrecord.Layers{Executor: 3, Agent: 1}}}},
 		{file: "mixed_nested_mcp_http.json", calls: 2, units: []wantUnit{{"toolu_01Rk8Vw2Ny5Hq9Tc3Ld7Ms4Bx", "query_incidents", []string{"error", "ok"}, true, "transient_dependency", "executor", stormrecord.Layers{Transport: 4, Executor: 2, Agent: 1}}}},
 		{file: "mixed_subagent_duplicate.json", calls: 2, units: []wantUnit{{"toolu_01X", "transfer_funds", []string{"ok"}, false, "", "none", stormrecord.Layers{Executor: 1, Agent: 1}}}, findings: []string{"nested_duplicate"}},

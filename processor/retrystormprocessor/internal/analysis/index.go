@@ -108,9 +108,9 @@ func (an *Analyzer) Recycle(q *IndexedTrace) {
 	}
 	t.Release()
 	an.spare = t
-	if q.printed != nil {
-		an.scratch.printed = q.printed[:0]
-		q.printed = nil
+	if q.fingerprints != nil {
+		an.scratch.fingerprints = q.fingerprints[:0]
+		q.fingerprints = nil
 	}
 }
 

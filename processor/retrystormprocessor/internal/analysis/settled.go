@@ -28,8 +28,8 @@ type Settled struct {
 }
 
 type settledResult struct {
-	print uint64
-	at    pcommon.Timestamp
+	fingerprint uint64
+	at          pcommon.Timestamp
 }
 
 // Settle copies out of q, which Triage proved clean, what dropping its trace needs; q can
@@ -49,11 +49,11 @@ func (an *Analyzer) Settle(q *IndexedTrace, traceState string) *Settled {
 	if len(nodes) > 0 {
 		st.TraceID = nodes[0].Span.TraceID()
 	}
-	if an.mem != nil && len(q.printed) > 0 {
-		st.results = make([]settledResult, len(q.printed))
-		for i, r := range q.printed {
+	if an.mem != nil && len(q.fingerprints) > 0 {
+		st.results = make([]settledResult, len(q.fingerprints))
+		for i, r := range q.fingerprints {
 			at, _ := toolspan.ClampTimestamp(nodes[r.node].Span.StartTimestamp())
-			st.results[i] = settledResult{print: r.print, at: at}
+			st.results[i] = settledResult{fingerprint: r.fingerprint, at: at}
 		}
 	}
 	return st
@@ -68,7 +68,7 @@ func (an *Analyzer) RememberClean(st *Settled) []stalecache.Match {
 	}
 	var out []stalecache.Match
 	for _, r := range st.results {
-		out = append(out, an.mem.Remember(r.print, r.at, st.TraceID)...)
+		out = append(out, an.mem.Remember(r.fingerprint, r.at, st.TraceID)...)
 	}
 	return out
 }

@@ -34,42 +34,42 @@ type IndexedTrace struct {
 	// Unseen counts the tool calls the trace shows retry_storm could not see, set when
 	// Clean, as Analyze would count them.
 	Unseen map[UnseenKey]int
-	// printed holds the node and result fingerprint of each attempt with a result.
-	printed []printedResult
+	// fingerprints holds the node and result fingerprint of each attempt with a result.
+	fingerprints []resultFingerprint
 	// stop names the step that ended a triage without proof, for tests.
 	stop triageStop
 }
 
-// printedResult is an attempt's result fingerprint, for RememberClean.
-type printedResult struct {
-	node  int32
-	print uint64
+// resultFingerprint is an attempt's result fingerprint, for RememberClean.
+type resultFingerprint struct {
+	node        int32
+	fingerprint uint64
 }
 
 // triageScratch is the working space of Triage and AnalyzeTree, kept between traces: an
 // Analyzer serves one goroutine.
 type triageScratch struct {
-	isTool   []bool
-	toolKids []int32
-	attempts []grouping.Attempt
-	keys     map[string]int
-	groups   map[groupKey]int
-	tails    map[groupKey]struct{}
-	hashed   map[groupKey]struct{}
-	seen     []degradedAttempt
-	degraded []int
-	idems    map[string]struct{}
-	sends    map[int32]int
-	printed  []printedResult
+	isTool       []bool
+	toolKids     []int32
+	attempts     []grouping.Attempt
+	keys         map[string]int
+	groups       map[groupKey]int
+	tails        map[groupKey]struct{}
+	hashed       map[groupKey]struct{}
+	seen         []degradedAttempt
+	degraded     []int
+	idems        map[string]struct{}
+	sends        map[int32]int
+	fingerprints []resultFingerprint
 	// warmth keeps warm's loads from being optimised away.
 	warmth int
 	// analysisIsTool, analysisLogical and analysisServer are AnalyzeTree's.
 	analysisIsTool  []bool
 	analysisLogical []bool
 	analysisServer  []int32
-	// executors and printedNodes are followTriage's.
-	executors    []conversation.Executor
-	printedNodes map[int32]bool
+	// executors and withResult are followTriage's.
+	executors  []conversation.Executor
+	withResult map[int32]bool
 	// walk is descendantsCarrying's stack.
 	walk []int32
 }
@@ -83,7 +83,7 @@ func newTriageScratch() triageScratch {
 		idems:  map[string]struct{}{},
 		sends:  map[int32]int{},
 
-		printedNodes: map[int32]bool{},
+		withResult: map[int32]bool{},
 	}
 }
 
@@ -134,16 +134,16 @@ func (an *Analyzer) TriageIndexed(q *IndexedTrace) *IndexedTrace {
 		toolKids: slices.Grow(sc.toolKids[:0], n)[:n],
 		attempts: sc.attempts[:0],
 		// The fingerprints stay with q until Recycle hands them back.
-		printed: sc.printed[:0],
+		fingerprints: sc.fingerprints[:0],
 	}
-	sc.printed = nil
+	sc.fingerprints = nil
 	clear(st.isTool)
 	clear(st.toolKids)
 	defer func() {
 		// Keep the scratch space, but no references into this trace.
 		clear(st.attempts)
 		sc.isTool, sc.toolKids, sc.attempts = st.isTool, st.toolKids, st.attempts[:0]
-		q.printed = st.printed
+		q.fingerprints = st.fingerprints
 	}()
 	if q.stop = an.triageSteps(q, &st); q.stop == "" {
 		q.proveClean(st.attempts)
@@ -170,10 +170,10 @@ const (
 
 // triageSpans is what the steps of one triage learn about the trace's spans, by node.
 type triageSpans struct {
-	isTool   []bool
-	toolKids []int32 // tool children of each tool span: one with any is logical
-	attempts []grouping.Attempt
-	printed  []printedResult
+	isTool       []bool
+	toolKids     []int32 // tool children of each tool span: one with any is logical
+	attempts     []grouping.Attempt
+	fingerprints []resultFingerprint
 }
 
 // triageSteps runs the steps after the tree's, in order, and returns the first stop.
@@ -267,8 +267,8 @@ func (an *Analyzer) glanceAttempts(t *grouping.Tree, st *triageSpans) triageStop
 				return stopIdemRawAndHashed // only hashing tells them apart
 			}
 		}
-		if g.Printed {
-			st.printed = append(st.printed, printedResult{node: int32(i), print: g.ResultPrint})
+		if g.HasResult {
+			st.fingerprints = append(st.fingerprints, resultFingerprint{node: int32(i), fingerprint: g.ResultFingerprint})
 		}
 		a := grouping.Attempt{Attempt: g.Attempt, Node: int32(i), Logical: -1}
 		if p := t.Nodes[i].Parent; p >= 0 && st.isTool[p] {

@@ -68,7 +68,7 @@ func (an *Analyzer) oneAttemptPerCall(q *IndexedTrace, attempts []grouping.Attem
 		g := groupKey{parent: d.id.Parent, tool: d.id.Tool}
 		if groups[g] >= 2 && a.Logical < 0 {
 			var given string
-			given, d.print, d.found = an.x.ArgsIdentity(a.Span)
+			given, d.fingerprint, d.found = an.x.ArgsIdentity(a.Span)
 			if given != "" {
 				hashed[g] = struct{}{}
 			}
@@ -92,7 +92,7 @@ func (an *Analyzer) oneAttemptPerCall(q *IndexedTrace, attempts []grouping.Attem
 			a.ArgsHash = an.x.ArgsDigest(a.Span)
 			tail.tail = grouping.Identify(t, a).Args
 		case d.found:
-			tail.print, tail.printed = d.print, true
+			tail.fingerprint, tail.fingerprinted = d.fingerprint, true
 		}
 		// Otherwise no argument source: the empty args hash, as the analysis keys it.
 		if _, dup := tails[tail]; dup {
@@ -106,18 +106,18 @@ func (an *Analyzer) oneAttemptPerCall(q *IndexedTrace, attempts []grouping.Attem
 // degradedAttempt is what oneAttemptPerCall reads of a fallback-keyed attempt: its identity
 // and, in a group of two or more, the fingerprint of its args (found: it has args).
 type degradedAttempt struct {
-	id    grouping.Identity
-	print uint64
-	found bool
+	id          grouping.Identity
+	fingerprint uint64
+	found       bool
 }
 
 // groupKey is the part of a fallback key a glance knows, parent and tool, and then the rest
 // of it: the logical span or the args hash as the key spells them (tail), or the args'
-// fingerprint (print, when printed).
+// fingerprint (fingerprint, when fingerprinted).
 type groupKey struct {
-	parent  pcommon.SpanID
-	tool    string
-	tail    string
-	print   uint64
-	printed bool
+	parent        pcommon.SpanID
+	tool          string
+	tail          string
+	fingerprint   uint64
+	fingerprinted bool
 }

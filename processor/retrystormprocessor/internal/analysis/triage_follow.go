@@ -63,13 +63,13 @@ func (an *Analyzer) followedExecutors(q *IndexedTrace, st *triageSpans, conv *co
 			return stopRetriedRequest
 		}
 	}
-	printed := an.scratch.printedNodes
-	clear(printed)
-	for _, p := range st.printed {
-		printed[p.node] = true
+	withResult := an.scratch.withResult
+	clear(withResult)
+	for _, p := range st.fingerprints {
+		withResult[p.node] = true
 	}
 	for _, e := range execs {
-		if !printed[e.Node] {
+		if !withResult[e.Node] {
 			return stopResultUnread
 		}
 		if e.CallID != "" && len(descendantsCarrying(t, e.Node, e.CallID, st.isTool, conv, &an.scratch.walk, true)) > 0 {
@@ -102,16 +102,16 @@ func (an *Analyzer) triageUnseen(t *grouping.Tree, st *triageSpans, conv *conver
 	if len(conv.Requests) > 0 {
 		of, _ = conversation.Match(t, conv.Requests, execs)
 	}
-	printed := an.scratch.printedNodes
-	clear(printed)
-	for _, p := range st.printed {
-		printed[p.node] = true
+	withResult := an.scratch.withResult
+	clear(withResult)
+	for _, p := range st.fingerprints {
+		withResult[p.node] = true
 	}
 	for i, e := range execs {
 		if !an.x.HasArgs(t.Nodes[e.Node].Span) && (of == nil || of[i] < 0 || !conv.Requests[of[i]].HasArgs) {
 			add(UnseenArgumentsUnread, e.Node)
 		}
-		if !printed[e.Node] {
+		if !withResult[e.Node] {
 			add(UnseenResultUnread, e.Node)
 		}
 	}

@@ -45,15 +45,15 @@ func checkTriage(t *testing.T, an *Analyzer, td ptrace.Traces, label string) (pr
 		assert.Equal(t, tr.Unseen, q.Unseen, label+": unseen tool calls")
 		assert.ElementsMatch(t, tr.Tools, q.Tools, label+": tools")
 		// The results remembered are the ones the analysis remembers.
-		var want []printedResult
+		var want []resultFingerprint
 		for _, u := range tr.Units {
 			for _, a := range u.Attempts() {
 				if a.ResultHash != "" {
-					want = append(want, printedResult{node: a.Node, print: a.ResultPrint})
+					want = append(want, resultFingerprint{node: a.Node, fingerprint: a.ResultFingerprint})
 				}
 			}
 		}
-		assert.ElementsMatch(t, want, q.printed, label+": remembered results")
+		assert.ElementsMatch(t, want, q.fingerprints, label+": remembered results")
 	}
 	// Hand the tree back, so every next triage runs on a reused one.
 	an.Recycle(q)
@@ -287,7 +287,7 @@ func TestRememberCleanTakesTheSourceAnalysisTakes(t *testing.T) {
 	q := an.Triage(b.Traces)
 	require.True(t, q.Clean)
 	an.RememberClean(an.Settle(q, ""))
-	_, _, ok := mem.Recall(an.Analyze(b.Traces).Units[0].Last().ResultPrint)
+	_, _, ok := mem.Recall(an.Analyze(b.Traces).Units[0].Last().ResultFingerprint)
 	assert.True(t, ok)
 	assert.Equal(t, 1, mem.Len())
 }
@@ -305,7 +305,7 @@ func TestRememberCleanFeedsTheStaleCacheCheck(t *testing.T) {
 	st := an.Settle(q, "")
 	an.Recycle(q) // a settled trace is remembered after its tree went back
 	an.RememberClean(st)
-	want := an.Analyze(b.Traces).Units[0].Last().ResultPrint
+	want := an.Analyze(b.Traces).Units[0].Last().ResultFingerprint
 	at, trace, ok := mem.Recall(want)
 	require.True(t, ok, "the result is remembered exactly as analysis fingerprints it")
 	assert.Equal(t, b.TraceID, trace)
@@ -498,7 +498,7 @@ func TestRecycleLetsAHugeTraceGo(t *testing.T) {
 }
 
 // A Settled outlives its tree: triaging other traces on the same analyzer (which reuses the
-// spare tree and the printed scratch) before the settled trace is remembered must not change it.
+// spare tree and the fingerprints scratch) before the settled trace is remembered must not change it.
 func TestSettledSurvivesLaterTriages(t *testing.T) {
 	mem := stalecache.New(100)
 	an := New(DefaultConfig(), mem)
@@ -521,7 +521,7 @@ func TestSettledSurvivesLaterTriages(t *testing.T) {
 	assert.Equal(t, []string{"quote"}, st.Tools)
 	require.Equal(t, 1, mem.Len())
 	plain := New(DefaultConfig(), nil) // fingerprints without remembering
-	at, trace, ok := mem.Recall(plain.Analyze(a.Traces).Units[0].Last().ResultPrint)
+	at, trace, ok := mem.Recall(plain.Analyze(a.Traces).Units[0].Last().ResultFingerprint)
 	require.True(t, ok, "a's own result, not the one b's triage left in the scratch")
 	assert.Equal(t, a.TraceID, trace)
 	assert.Equal(t, a.Spans.At(1).StartTimestamp(), at)

@@ -30,7 +30,7 @@ func TestClassOf(t *testing.T) {
 		tries []Try
 		want  Class
 	}{
-		{"seed span_19: timeout, error, ok under one args hash", tries(one, timeout, fail, ok), TransientDependency},
+		{"example span_19: timeout, error, ok under one args hash", tries(one, timeout, fail, ok), TransientDependency},
 		{"near miss: same statuses with two args hashes", tries([]string{"a", "b", "b"}, timeout, fail, ok), ChangedArguments},
 		{"changed arguments that never succeeded", tries([]string{"a", "b"}, fail, fail), ChangedArguments},
 		{"retry after success", tries(one, ok, ok), RetryAfterSuccess},
@@ -56,13 +56,13 @@ func TestDuplicateSideEffectWins(t *testing.T) {
 	}
 	assert.Equal(t, DuplicateSideEffect, Of(dup))
 
-	// span_19 of seed_record.json: one idem hash but only the last attempt had an effect.
-	seed := []Try{
+	// span_19 of attempt_record.json: one idem hash but only the last attempt had an effect.
+	example := []Try{
 		{Status: timeout, ArgsHash: "a", IdemHash: "e2b1aa44", SideEffect: "unknown"},
 		{Status: fail, ArgsHash: "a", IdemHash: "e2b1aa44", SideEffect: "unknown"},
 		{Status: ok, ArgsHash: "a", IdemHash: "e2b1aa44", SideEffect: "external"},
 	}
-	assert.Equal(t, TransientDependency, Of(seed))
+	assert.Equal(t, TransientDependency, Of(example))
 
 	twoKeys := []Try{
 		{Status: ok, IdemHash: "k1", SideEffect: "external"},

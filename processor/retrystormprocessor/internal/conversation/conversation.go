@@ -27,10 +27,10 @@ type Request struct {
 	Node int32
 	// Seq orders the requests of one span as its messages list them.
 	Seq int
-	// argsRaw is the arguments as they were written; print tells id-less requests apart
+	// argsRaw is the arguments as they were written; fingerprint tells id-less requests apart
 	// by their tool and argsRaw.
-	argsRaw string
-	print   uint64
+	argsRaw     string
+	fingerprint uint64
 }
 
 // Response is what a model was told a tool call returned.
@@ -44,8 +44,8 @@ type Response struct {
 	// typed error output, a Gemini {"error": …} response).
 	Failed bool
 	Node   int32
-	// print tells id-less responses apart by their tool and content.
-	print uint64
+	// fingerprint tells id-less responses apart by their tool and content.
+	fingerprint uint64
 }
 
 // Conversation is what one trace's spans say of the model's tool calls.

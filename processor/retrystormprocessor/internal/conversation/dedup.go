@@ -8,16 +8,16 @@ import (
 
 // dedupScratch is the maps of deduplication (Conversation.dedup), cleared between uses.
 type dedupScratch struct {
-	byID    map[string]int
-	byPrint map[uint64][]int
-	nth     map[occurrence]int
-	withID  map[uint64][]int
+	byID          map[string]int
+	byFingerprint map[uint64][]int
+	nth           map[occurrence]int
+	withID        map[uint64][]int
 }
 
-// occurrence is the k-th id-less request of one print in one span.
+// occurrence is the k-th id-less request of one fingerprint in one span.
 type occurrence struct {
-	print uint64
-	node  int32
+	fingerprint uint64
+	node        int32
 }
 
 // take moves what rd.found holds into c, for node. An id-less request beside a request
@@ -30,7 +30,7 @@ func (rd *Reader) take(c *Conversation, node int32) {
 	for i, r := range f.requests {
 		r.Node, r.Seq = node, i
 		if r.CallID == "" {
-			r.print = rd.print(r.Tool, r.argsRaw)
+			r.fingerprint = rd.fingerprint(r.Tool, r.argsRaw)
 		}
 		c.Requests = append(c.Requests, r)
 		c.speakers[node] = true
@@ -38,7 +38,7 @@ func (rd *Reader) take(c *Conversation, node int32) {
 	for _, r := range f.responses {
 		r.Node = node
 		if r.CallID == "" {
-			r.print = rd.print(r.Tool, r.Content)
+			r.fingerprint = rd.fingerprint(r.Tool, r.Content)
 		}
 		c.Responses = append(c.Responses, r)
 	}
@@ -74,10 +74,10 @@ func dropIDLessCopies(reqs []Request) []Request {
 	return out
 }
 
-// print fingerprints a tool and a payload as written, a JSON string by its text, white
+// fingerprint hashes a tool and a payload as written, a JSON string by its text, white
 // space left out: records of one call in two encodings (an object, a JSON string holding
 // it) fingerprint alike unless their members are ordered differently.
-func (rd *Reader) print(tool, raw string) uint64 {
+func (rd *Reader) fingerprint(tool, raw string) uint64 {
 	if len(raw) > 0 && raw[0] == '"' {
 		raw = parseJSON(raw).text()
 	}
@@ -123,10 +123,10 @@ func (c *Conversation) dedup(t *grouping.Tree, rd *Reader) {
 func dedupRequests(reqs []Request, earlier func(a, b int32) bool, rd *Reader) []Request {
 	sc := &rd.dedup
 	if sc.byID == nil {
-		sc.byID, sc.byPrint, sc.nth, sc.withID = map[string]int{}, map[uint64][]int{}, map[occurrence]int{}, map[uint64][]int{}
+		sc.byID, sc.byFingerprint, sc.nth, sc.withID = map[string]int{}, map[uint64][]int{}, map[occurrence]int{}, map[uint64][]int{}
 	}
-	byID, byPrint, nth := sc.byID, sc.byPrint, sc.nth
-	defer func() { clear(byID); clear(byPrint); clear(nth); clear(sc.withID) }()
+	byID, byFingerprint, nth := sc.byID, sc.byFingerprint, sc.nth
+	defer func() { clear(byID); clear(byFingerprint); clear(nth); clear(sc.withID) }()
 	// For an id-less request, the k-th occurrence in one span is the k-th request. The
 	// kept requests are written over the list read: out never passes the request read.
 	out := reqs[:0]
@@ -148,17 +148,17 @@ func dedupRequests(reqs []Request, earlier func(a, b int32) bool, rd *Reader) []
 			continue
 		}
 		idless = true
-		k := occurrence{r.print, r.Node}
+		k := occurrence{r.fingerprint, r.Node}
 		n := nth[k]
 		nth[k] = n + 1
-		if n < len(byPrint[r.print]) {
-			j := byPrint[r.print][n]
+		if n < len(byFingerprint[r.fingerprint]) {
+			j := byFingerprint[r.fingerprint][n]
 			if earlier(r.Node, out[j].Node) {
 				out[j].Node, out[j].Seq = r.Node, r.Seq
 			}
 			continue
 		}
-		byPrint[r.print] = append(byPrint[r.print], len(out))
+		byFingerprint[r.fingerprint] = append(byFingerprint[r.fingerprint], len(out))
 		out = append(out, r)
 	}
 	if !idless || len(byID) == 0 {
@@ -168,17 +168,17 @@ func dedupRequests(reqs []Request, earlier func(a, b int32) bool, rd *Reader) []
 	withID := sc.withID
 	for j, r := range out {
 		if r.CallID != "" {
-			out[j].print = rd.print(r.Tool, r.argsRaw)
-			withID[out[j].print] = append(withID[out[j].print], j)
+			out[j].fingerprint = rd.fingerprint(r.Tool, r.argsRaw)
+			withID[out[j].fingerprint] = append(withID[out[j].fingerprint], j)
 		}
 	}
 	drop := make([]bool, len(out))
 	for j, r := range out {
-		if r.CallID != "" || len(withID[r.print]) == 0 {
+		if r.CallID != "" || len(withID[r.fingerprint]) == 0 {
 			continue
 		}
-		k := withID[r.print][0]
-		withID[r.print] = withID[r.print][1:]
+		k := withID[r.fingerprint][0]
+		withID[r.fingerprint] = withID[r.fingerprint][1:]
 		if earlier(r.Node, out[k].Node) {
 			out[k].Node, out[k].Seq = r.Node, r.Seq
 		}
@@ -196,23 +196,23 @@ func dedupRequests(reqs []Request, earlier func(a, b int32) bool, rd *Reader) []
 func dedupResponses(resps []Response) []Response {
 	seen := make(map[string]int, len(resps))
 	type occurrence struct {
-		print uint64
-		node  int32
+		fingerprint uint64
+		node        int32
 	}
 	nth := map[occurrence]int{}
-	byPrint := map[uint64][]int{}
+	byFingerprint := map[uint64][]int{}
 	out := resps[:0]
 	for _, r := range resps {
 		if r.CallID == "" {
-			k := occurrence{r.print, r.Node}
+			k := occurrence{r.fingerprint, r.Node}
 			n := nth[k]
 			nth[k] = n + 1
-			if n < len(byPrint[r.print]) {
-				j := byPrint[r.print][n]
+			if n < len(byFingerprint[r.fingerprint]) {
+				j := byFingerprint[r.fingerprint][n]
 				out[j].Failed = out[j].Failed || r.Failed
 				continue
 			}
-			byPrint[r.print] = append(byPrint[r.print], len(out))
+			byFingerprint[r.fingerprint] = append(byFingerprint[r.fingerprint], len(out))
 			out = append(out, r)
 			continue
 		}

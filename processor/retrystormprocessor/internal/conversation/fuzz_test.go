@@ -12,7 +12,7 @@ import (
 // names its tool, and a skim finds exactly the requests (ids and tools) a full reading
 // finds — triage and the analysis must agree on them.
 func FuzzRead(f *testing.F) {
-	for _, seed := range []string{
+	for _, messages := range []string{
 		`[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"charge","arguments":"{\"a\":1}"}}]}]`,
 		`[{"type":"tool_call","id":"<not specified>","name":"charge","arguments":{}},{"type":"tool_call","name":"charge","arguments":{}}]`,
 		`{"content":{"parts":[{"functionCall":{"name":"charge","args":{}}}]}}`,
@@ -22,8 +22,8 @@ func FuzzRead(f *testing.F) {
 		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[{"type":"tool_call","name":"deep","arguments":{}}]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`,
 		`{"tool_calls":[{"name":"","args":{}}]}`,
 	} {
-		f.Add(seed, "gen_ai.output.messages")
-		f.Add(seed, "fw.llm.request")
+		f.Add(messages, "gen_ai.output.messages")
+		f.Add(messages, "fw.llm.request")
 	}
 	f.Fuzz(func(t *testing.T, doc, key string) {
 		td := ptrace.NewTraces()

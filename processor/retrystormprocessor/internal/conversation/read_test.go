@@ -145,7 +145,7 @@ func TestReadFindsFlattenedRequests(t *testing.T) {
 	assert.Equal(t, "declined", resp.Content)
 }
 
-func stripped(r Request) Request { r.print = 0; return r }
+func stripped(r Request) Request { r.fingerprint = 0; return r }
 
 // Requests are read where a model's output records them; the history later inputs repeat
 // is not a second request. Only where no output holds one are inputs read.

@@ -45,11 +45,11 @@ type Finding struct {
 // Implementations must be safe for concurrent use.
 type ResultMemory interface {
 	// Recall returns when, and in which trace, a result was first seen, by the 64-bit
-	// fingerprint of its canonical form (toolspan.Attempt.ResultPrint).
-	Recall(print uint64) (first pcommon.Timestamp, trace pcommon.TraceID, ok bool)
+	// fingerprint of its canonical form (toolspan.Attempt.ResultFingerprint).
+	Recall(fingerprint uint64) (first pcommon.Timestamp, trace pcommon.TraceID, ok bool)
 	// Remember records a sighting; an earlier first sighting is kept. It returns the
 	// suspects of traces decided earlier that the sighting resolves (stalecache.Hold).
-	Remember(print uint64, at pcommon.Timestamp, trace pcommon.TraceID) []stalecache.Match
+	Remember(fingerprint uint64, at pcommon.Timestamp, trace pcommon.TraceID) []stalecache.Match
 }
 
 // Suspect is an attempt that looks like a stale read — ok right after a failure, far
@@ -61,9 +61,9 @@ type Suspect struct {
 	CallKey string
 	Order   int
 	// Duration is the attempt's, in nanoseconds.
-	Duration int64
-	Print    uint64
-	Start    pcommon.Timestamp
+	Duration    int64
+	Fingerprint uint64
+	Start       pcommon.Timestamp
 }
 
 // Detail is the detail of the stale_cache_suspect finding the suspect is once the result
@@ -190,8 +190,8 @@ func staleCache(cfg *Config, u *grouping.Unit, mem ResultMemory, traceID pcommon
 		if others == 0 || float64(dur) > cfg.StaleCache.MaxDurationRatio*others || dur > cfg.StaleCache.MaxDuration.Nanoseconds() {
 			continue
 		}
-		s := Suspect{Span: a.Span, CallKey: u.Key(), Order: a.Order, Duration: dur, Print: a.ResultPrint, Start: a.Start}
-		firstSeen, trace, ok := mem.Recall(a.ResultPrint)
+		s := Suspect{Span: a.Span, CallKey: u.Key(), Order: a.Order, Duration: dur, Fingerprint: a.ResultFingerprint, Start: a.Start}
+		firstSeen, trace, ok := mem.Recall(a.ResultFingerprint)
 		if !ok || trace == traceID || int64(a.Start)-int64(firstSeen) < cfg.StaleCache.MinAge.Nanoseconds() {
 			suspects = append(suspects, s)
 			continue
@@ -222,7 +222,7 @@ func RememberResults(u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID
 	var out []stalecache.Match
 	for _, a := range u.Attempts() {
 		if a.Status == outcome.OK && a.ResultHash != "" {
-			out = append(out, mem.Remember(a.ResultPrint, a.Start, traceID)...)
+			out = append(out, mem.Remember(a.ResultFingerprint, a.Start, traceID)...)
 		}
 	}
 	return out

@@ -72,16 +72,16 @@ type Attempt struct {
 
 	ArgsHash   string
 	ResultHash string
-	// ResultPrint is a 64-bit fingerprint of the result for the in-memory stale-cache
+	// ResultFingerprint is a 64-bit fingerprint of the result for the in-memory stale-cache
 	// lookups, set with ResultHash: of a JSON string payload the string (or the key#path
 	// element) as sent, of a map its canonical JSON, of a given hash that hash.
-	ResultPrint uint64
-	IdemHash    string
-	RunID       string
-	TokensIn    int64
-	TokensOut   int64
-	SideEffect  string
-	ReadAsset   string
+	ResultFingerprint uint64
+	IdemHash          string
+	RunID             string
+	TokensIn          int64
+	TokensOut         int64
+	SideEffect        string
+	ReadAsset         string
 
 	Status outcome.Status
 	// ExplicitStatus is true when the instrumentation's own outcome field was present.

@@ -170,7 +170,7 @@ func (x *Extractor) readHashes(a *Attempt, attrs attrs) {
 	} else if h, ok := x.firstDigest(x.argumentSources(attrs)); ok {
 		a.ArgsHash = h
 	}
-	a.ResultHash, a.ResultPrint = x.resultDigest(attrs, true)
+	a.ResultHash, a.ResultFingerprint = x.resultDigest(attrs, true)
 	if s, ok := x.firstString(attrs, x.idemHash); ok && s != "" {
 		a.IdemHash = s
 	} else if s, ok := x.firstString(attrs, x.idemKey); ok && s != "" {

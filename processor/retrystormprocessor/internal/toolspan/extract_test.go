@@ -123,7 +123,7 @@ func TestRecognitionOfInstrumentationShapes(t *testing.T) {
 		{"claude_code.tool.execution child is not", "claude_code.tool.execution", nil, false},
 		{"logfire MCP request tools/call", "MCP request: tools/call lookup_order", nil, true},
 		{"logfire MCP request tools/list is not", "MCP request: tools/list", nil, false},
-		{"seed record tool_name attribute", "pay", map[string]any{"tool_name": "charge_card"}, true},
+		{"attempt record tool_name attribute", "pay", map[string]any{"tool_name": "charge_card"}, true},
 		{"tool_name with an empty value still counts as present", "pay", map[string]any{"tool_name": ""}, true},
 		{"tool.name alone is not a tool span", "lookup", map[string]any{"tool.name": "lookup"}, false},
 		{"plain span", "GET /orders", map[string]any{"http.request.method": "GET"}, false},
@@ -240,11 +240,11 @@ func TestOutcomeOfToolSpans(t *testing.T) {
 		{name: "claude code success TRUE in any case",
 			span: "claude_code.tool", attrs: map[string]any{"success": "True"},
 			want: outcome.OK},
-		{name: "seed status timeout", span: "pay", attrs: map[string]any{"tool_name": "charge_card", "status": "timeout"},
+		{name: "attempt record status timeout", span: "pay", attrs: map[string]any{"tool_name": "charge_card", "status": "timeout"},
 			want: outcome.Timeout, explicit: true},
-		{name: "seed status ok beats span ERROR", span: "pay", attrs: map[string]any{"tool_name": "charge_card", "status": "ok"}, code: ptrace.StatusCodeError,
+		{name: "attempt record status ok beats span ERROR", span: "pay", attrs: map[string]any{"tool_name": "charge_card", "status": "ok"}, code: ptrace.StatusCodeError,
 			want: outcome.OK, explicit: true},
-		{name: "seed empty status is unknown", span: "pay", attrs: map[string]any{"status": ""},
+		{name: "attempt record empty status is unknown", span: "pay", attrs: map[string]any{"status": ""},
 			want: outcome.Unknown, explicit: true},
 		{name: "not ended is unknown", span: "execute_tool x", notEnded: true, want: outcome.Unknown},
 		{name: "external side effect, unset, no result: unknown", span: "pay", attrs: map[string]any{"side_effect": "External"},
@@ -318,7 +318,7 @@ func TestInstrumentationShapes(t *testing.T) {
 		{"logfire mcp", "MCP request: tools/call lookup_order", map[string]any{
 			"request": `{"method":"tools/call","params":{"name":"lookup_order","arguments":{"city":"Oslo"}}}`,
 		}, "lookup_order", "", oslo, true},
-		{"seed record", "charge", map[string]any{
+		{"attempt record", "charge", map[string]any{
 			"tool_name": "charge_card", "span_id": "span_19", "args_hash": "abc123",
 		}, "charge_card", "span_19", "abc123", true},
 	}

@@ -52,7 +52,7 @@ func (x *Extractor) Fill(a *Attempt, told Told) {
 	resultError, text := false, ""
 	if a.ResultHash == "" && told.HasResult {
 		a.ResultHash = x.hasher.Text(told.Result)
-		a.ResultPrint = payload.PrintString(told.Result)
+		a.ResultFingerprint = payload.PrintString(told.Result)
 		a.Present |= FieldResultHash
 		a.Told |= FieldResultHash
 		resultError, text = outcome.ScanResult(pcommon.NewValueStr(told.Result))

@@ -20,9 +20,9 @@ type Glance struct {
 	// Sure is false when the outcome cannot be told without decoding the result: its
 	// payload may hold an isError flag. Status is then the outcome without that flag.
 	Sure bool
-	// Printed is true when the span carries a result: Attempt.ResultPrint is then set,
+	// HasResult is true when the span carries a result: Attempt.ResultFingerprint is then set,
 	// exactly as Extract sets it.
-	Printed bool
+	HasResult bool
 }
 
 // Glance reads span the cheap way (see Glance).
@@ -49,13 +49,13 @@ func (x *Extractor) Glance(span ptrace.Span) Glance {
 	if a.Status == outcome.OK {
 		// Only an ok result is remembered for the stale-cache check.
 		h, p := x.resultDigest(attrs, false)
-		a.ResultPrint, g.Printed = p, h != ""
+		a.ResultFingerprint, g.HasResult = p, h != ""
 	}
 	return g
 }
 
 // resultDigest reads the given result hash, else the first result source present, and
-// returns its digest (when digest is set; otherwise a non-empty placeholder) and print.
+// returns its digest (when digest is set; otherwise a non-empty placeholder) and fingerprint.
 func (x *Extractor) resultDigest(attrs attrs, digest bool) (string, uint64) {
 	if s, ok := x.firstString(attrs, x.resultHash); ok && s != "" {
 		return s, payload.PrintString(s)
@@ -81,10 +81,10 @@ func (x *Extractor) ArgsDigest(span ptrace.Span) string {
 }
 
 // ArgsIdentity tells attempts' args hashes apart without computing them. given is the hash
-// the span carries, as ArgsDigest returns it; otherwise print is the fingerprint
+// the span carries, as ArgsDigest returns it; otherwise fingerprint is the one
 // (Hasher.PathPrint) of the canonical JSON ArgsDigest would hash, and found is false where
 // no argument source yields one and ArgsDigest returns "".
-func (x *Extractor) ArgsIdentity(span ptrace.Span) (given string, print uint64, found bool) {
+func (x *Extractor) ArgsIdentity(span ptrace.Span) (given string, fingerprint uint64, found bool) {
 	attrs := spanAttrs(span)
 	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
 		return s, 0, true

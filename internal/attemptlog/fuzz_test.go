@@ -1,4 +1,4 @@
-package seedscan
+package attemptlog
 
 import (
 	"bytes"
@@ -8,14 +8,14 @@ import (
 	"testing"
 )
 
-// FuzzSeedScan feeds arbitrary bytes through the caller's path: it must not panic, and the
+// FuzzAttemptLogScan feeds arbitrary bytes through the caller's path: it must not panic, and the
 // report must be JSON the script's json.loads would read back (NaN and Infinity included),
 // with the same counts.
-func FuzzSeedScan(f *testing.F) {
-	f.Add([]byte(seedExample))
+func FuzzAttemptLogScan(f *testing.F) {
+	f.Add([]byte(example))
 	f.Add([]byte(attemptLine(`[1, {"a": "\ud800"}]`, `"\u0661"`, map[string]string{"status": "NaN", "t_end": `"x"`}) + attemptLine("1.5", "1e19", nil)))
 	f.Add([]byte("{\"a\":1}\r{\"b\":2}\n\n\xff\n[1]\n" + attemptLine(`"s"`, "1", map[string]string{"t_start": "[]"}) + attemptLine(`"s"`, "0", nil)))
-	g := seedInput{r: rand.New(rand.NewPCG(7, 7)), crashes: true}
+	g := attemptLogInput{r: rand.New(rand.NewPCG(7, 7)), crashes: true}
 	for range 4 { // cut short: minimizing a long input stalls a short fuzz run
 		in := g.file()
 		if i := bytes.LastIndexByte(in[:min(len(in), 2048)], '\n'); i > 0 {

@@ -10,11 +10,11 @@ import (
 	"testing"
 )
 
-// FuzzSeedIDs feeds arbitrary summary-file contents (the current file and, optionally, a
-// compressed backup) to the id seeding a restarted exporter does. Whatever a crash, a disk
-// error or a hand edit left in the files, seeding must not fail, must return only ids of
+// FuzzPreloadIDs feeds arbitrary summary-file contents (the current file and, optionally, a
+// compressed backup) to the id preloading a restarted exporter does. Whatever a crash, a disk
+// error or a hand edit left in the files, preloading must not fail, must return only ids of
 // whole lines, and, with a budget covering the file, must find the id of every whole line.
-func FuzzSeedIDs(f *testing.F) {
+func FuzzPreloadIDs(f *testing.F) {
 	f.Add([]byte("{\"id\":\"a\"}\n{\"id\":\"b\"}\n"), int64(4<<20), false)
 	f.Add([]byte("{\"id\":\"a\"}\n{\"id\":\"b\""), int64(12), true)
 	f.Add([]byte("\n\n{\"id\":\"\"}\r\nnot json\n{\"id\":7}\n"), int64(-1), false)
@@ -36,9 +36,9 @@ func FuzzSeedIDs(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		lines, err := seedIDs(path, budget)
+		lines, err := preloadIDs(path, budget)
 		if err != nil {
-			t.Fatalf("seed ids: %v", err)
+			t.Fatalf("preload ids: %v", err)
 		}
 		var ids []string
 		for _, l := range lines {
@@ -46,11 +46,11 @@ func FuzzSeedIDs(f *testing.F) {
 		}
 		for _, id := range ids {
 			if !slices.Contains(possible, id) {
-				t.Fatalf("seeded id %q is not the id of a whole line of %q", id, content)
+				t.Fatalf("preloaded id %q is not the id of a whole line of %q", id, content)
 			}
 		}
 		if !backup && budget > int64(len(content)) && !slices.Equal(ids, possible) {
-			t.Fatalf("budget %d covers the %d-byte file: seeded %q, want %q", budget, len(content), ids, possible)
+			t.Fatalf("budget %d covers the %d-byte file: preloaded %q, want %q", budget, len(content), ids, possible)
 		}
 	})
 }

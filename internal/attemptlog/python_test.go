@@ -1,4 +1,4 @@
-package seedscan
+package attemptlog
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 	"testing"
 )
 
-var pythonFiles = flag.Int("seedscan.files", 300, "generated inputs TestMatchesPythonScript compares with the Python script")
+var pythonFiles = flag.Int("attemptlog.files", 300, "generated inputs TestMatchesPythonScript compares with the Python script")
 
-// runScript runs the seed's scanner on input and returns its stdout; ok is false when it
+// runScript runs the per-attempt scanner (testdata/retry_storm.py) on input and returns its stdout; ok is false when it
 // exits with an error (a traceback on stderr).
 func runScript(t *testing.T, python string, input []byte) (stdout []byte, ok bool) {
 	t.Helper()
@@ -51,7 +51,7 @@ func lookPython(t *testing.T) string {
 	t.Helper()
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		t.Fatalf("python3 is not on PATH; it is needed to compare with the seed's script (testdata/retry_storm.py): run `bash .ci/ensure-python3` or install python3: %v", err)
+		t.Fatalf("python3 is not on PATH; it is needed to compare with the per-attempt scanner script (testdata/retry_storm.py): run `bash .ci/ensure-python3` or install python3: %v", err)
 	}
 	// A version manager's shim can cost more than the script itself; run the interpreter.
 	out, err := exec.Command(python, "-c", "import sys; print(sys.executable)").Output()
@@ -66,7 +66,7 @@ func lookPython(t *testing.T) string {
 
 // keepInput writes a failing input where it outlives the test, and names it.
 func keepInput(t *testing.T, i int, input []byte) string {
-	f, err := os.CreateTemp("", fmt.Sprintf("seedscan-%d-*.jsonl", i))
+	f, err := os.CreateTemp("", fmt.Sprintf("attemptlog-%d-*.jsonl", i))
 	if err != nil {
 		return fmt.Sprintf("input: %q", input)
 	}
@@ -82,13 +82,13 @@ func keepInput(t *testing.T, i int, input []byte) string {
 // must crash on the input, and print the Go report once those lines are removed.
 func TestMatchesPythonScript(t *testing.T) {
 	python := lookPython(t)
-	t.Run("seed example", func(t *testing.T) {
-		want, ok := runScript(t, python, []byte(seedExample))
-		if !ok || string(want) != seedExampleReport {
-			t.Fatalf("the script printed\n%s\nnot the report TestSeedExample expects", want)
+	t.Run("labeled example", func(t *testing.T) {
+		want, ok := runScript(t, python, []byte(example))
+		if !ok || string(want) != exampleReport {
+			t.Fatalf("the script printed\n%s\nnot the report TestLabeledExample expects", want)
 		}
 	})
-	g := seedInput{r: rand.New(rand.NewPCG(22, 0x5eed)), crashes: true}
+	g := attemptLogInput{r: rand.New(rand.NewPCG(22, 0x5eed)), crashes: true}
 	inputs := make([][]byte, *pythonFiles)
 	for i := range inputs {
 		inputs[i] = g.file()

@@ -1,4 +1,4 @@
-package seedscan
+package attemptlog
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ var (
 	ErrNotJSON = errors.New("not JSON")
 	// ErrScriptCrash marks a line on which the script would stop with a traceback and print
 	// no report (see the package documentation for the list).
-	ErrScriptCrash = errors.New("the seed scanner script would crash on this line")
+	ErrScriptCrash = errors.New("the per-attempt scanner script would crash on this line")
 	// ErrTooDeep marks a line nested deeper than maxDepth arrays and objects.
 	ErrTooDeep = errors.New("nested too deeply")
 )

@@ -1,4 +1,4 @@
-package seedscan
+package attemptlog
 
 import (
 	"cmp"
@@ -147,7 +147,7 @@ func (sp *span) dropped(rowIndex int, start bool) Dropped {
 		}
 		return Dropped{Origin: sus.origin, seq: sus.seq, Err: fmt.Errorf("%w: int(t_end) of a storm's last attempt: %w", ErrScriptCrash, sus.errEnd)}
 	}
-	panic("seedscan: a flagged row without its suspect record")
+	panic("attemptlog: a flagged row without its suspect record")
 }
 
 // sortedRows is the script's attempts.sort(key=int(attempt)): stable, by value.
@@ -267,7 +267,7 @@ func (r Report) WriteJSON(w io.Writer) error {
 	b = appendIndent(b, 0)
 	b = append(b, "}\n"...)
 	if _, err := w.Write(b); err != nil {
-		return fmt.Errorf("write seed report: %w", err)
+		return fmt.Errorf("write attempt report: %w", err)
 	}
 	return nil
 }

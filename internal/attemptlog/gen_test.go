@@ -1,4 +1,4 @@
-package seedscan
+package attemptlog
 
 import (
 	"fmt"
@@ -7,18 +7,18 @@ import (
 	"strings"
 )
 
-// seedInput writes seed-format JSONL with the awkward corners of the format: values of
+// attemptLogInput writes per-attempt JSONL with the awkward corners of the format: values of
 // every JSON type where the script expects strings or integers, escapes, repeated keys,
 // Python whitespace, all three line ends. With crashes set, a few lines the script would
 // crash on are mixed in.
-type seedInput struct {
+type attemptLogInput struct {
 	r       *rand.Rand
 	b       strings.Builder
 	crashes bool
 }
 
-func (g *seedInput) pick(options ...string) string { return options[g.r.IntN(len(options))] }
-func (g *seedInput) chance(p float64) bool         { return g.r.Float64() < p }
+func (g *attemptLogInput) pick(options ...string) string { return options[g.r.IntN(len(options))] }
+func (g *attemptLogInput) chance(p float64) bool         { return g.r.Float64() < p }
 
 // textPieces are fragments of JSON string bodies: raw and escaped characters, surrogate
 // pairs, lone surrogates, quotes, HTML characters, control characters.
@@ -28,7 +28,7 @@ var textPieces = []string{
 	`\udfff`, "\u2028", "\u0085", "\u00a0", "\u200b", "\ufeff", `\u0041`, "ÿ", "Ā", `\U`,
 }
 
-func (g *seedInput) text(maxPieces int) string {
+func (g *attemptLogInput) text(maxPieces int) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for range 1 + g.r.IntN(maxPieces) {
@@ -42,18 +42,18 @@ func (g *seedInput) text(maxPieces int) string {
 	return b.String()
 }
 
-func (g *seedInput) integer(lo, hi int) string {
+func (g *attemptLogInput) integer(lo, hi int) string {
 	return strconv.Itoa(lo + g.r.IntN(hi-lo+1))
 }
 
 // scalar is a hashable JSON value: what status and args_hash may be without a crash.
-func (g *seedInput) scalar() string {
+func (g *attemptLogInput) scalar() string {
 	return g.pick(`1`, `1.0`, `true`, `false`, `0`, `-0.0`, `2.5`, `NaN`, `Infinity`, `1e400`,
 		`100000000000000000000`, `1e20`, g.text(4), `"1"`, `null`)
 }
 
 // nested is any JSON value, containers included, for run_id, tool_name and idem_hash.
-func (g *seedInput) nested(depth int) string {
+func (g *attemptLogInput) nested(depth int) string {
 	if depth > 2 || g.chance(0.5) {
 		return g.pick(g.scalar(), g.text(6), `12`, `-3`, `1e-05`, `0.0001`, `1.2345678901234568e+17`, `[]`, `{}`)
 	}
@@ -72,7 +72,7 @@ func (g *seedInput) nested(depth int) string {
 	return "{" + strings.Join(items, ",") + "}"
 }
 
-func (g *seedInput) spanID(n int) string {
+func (g *attemptLogInput) spanID(n int) string {
 	switch g.r.IntN(14) {
 	case 0:
 		return strconv.Itoa(n) // the same group as the string "n"
@@ -88,7 +88,7 @@ func (g *seedInput) spanID(n int) string {
 }
 
 // attempt is a value int() accepts: an integer in one of Python's spellings.
-func (g *seedInput) attempt(k int) string {
+func (g *attemptLogInput) attempt(k int) string {
 	s := strconv.Itoa(k)
 	switch g.r.IntN(12) {
 	case 0:
@@ -109,7 +109,7 @@ func (g *seedInput) attempt(k int) string {
 	}
 }
 
-func (g *seedInput) timestamp(base int64) string {
+func (g *attemptLogInput) timestamp(base int64) string {
 	v := strconv.FormatInt(base, 10)
 	switch g.r.IntN(10) {
 	case 0:
@@ -124,7 +124,7 @@ func (g *seedInput) timestamp(base int64) string {
 }
 
 // attemptLine writes one tool_attempt; some miss a required value or repeat a key.
-func (g *seedInput) attemptLine(runID, span string, k int, t0 int64) string {
+func (g *attemptLogInput) attemptLine(runID, span string, k int, t0 int64) string {
 	fields := [][2]string{
 		{"event", `"tool_attempt"`},
 		{"run_id", runID},
@@ -169,7 +169,7 @@ func (g *seedInput) attemptLine(runID, span string, k int, t0 int64) string {
 }
 
 // otherLine is a line that is not a tool attempt: another event, blank, not JSON.
-func (g *seedInput) otherLine() string {
+func (g *attemptLogInput) otherLine() string {
 	return g.pick(
 		`{"event":"llm_call","run_id":"run_1","tokens":12}`,
 		`{"event":"tool_attempt ","span_id":"x"}`,
@@ -182,7 +182,7 @@ func (g *seedInput) otherLine() string {
 
 // crashLine is a line the script would crash on, or an attempt that makes it crash when the
 // value lands where the script converts it.
-func (g *seedInput) crashLine(span string) string {
+func (g *attemptLogInput) crashLine(span string) string {
 	bad := func(key, value string) string {
 		return fmt.Sprintf(`{"event":"tool_attempt","run_id":"r","span_id":%s,"attempt":%d,"tool_name":"t","args_hash":"h","status":"ok","t_start":1,"t_end":2,%q:%s}`,
 			span, 1+g.r.IntN(4), key, value)
@@ -209,7 +209,7 @@ func (g *seedInput) crashLine(span string) string {
 
 // file returns one input: runs of spans with several attempts each, ties, more than 20
 // storms in some files.
-func (g *seedInput) file() []byte {
+func (g *attemptLogInput) file() []byte {
 	g.b.Reset()
 	spans := 1 + g.r.IntN(8)
 	if g.chance(0.4) {

@@ -1,4 +1,4 @@
-package seedscan
+package attemptlog
 
 import (
 	"encoding/json"
@@ -9,15 +9,15 @@ import (
 	"github.com/retrystorm/retrystorm/internal/fixtures"
 )
 
-// seedExample is the labeled example of the per-attempt JSONL format: one span, three
+// example is the labeled example of the per-attempt JSONL format: one span, three
 // attempts, timeout then error then ok.
-const seedExample = fixtures.SeedAttempts
+const example = fixtures.AttemptLogExample
 
-// seedExampleReport is what the script prints for seedExample.
-const seedExampleReport = fixtures.SeedAttemptsReport
+// exampleReport is what the script prints for example.
+const exampleReport = fixtures.AttemptLogExampleReport
 
-func TestSeedExample(t *testing.T) {
-	got := scanInput(t, []byte(seedExample), 2)
+func TestLabeledExample(t *testing.T) {
+	got := scanInput(t, []byte(example), 2)
 	if len(got.lineErrs) != 0 {
 		t.Fatalf("line errors: %v", got.lineErrs)
 	}
@@ -28,8 +28,8 @@ func TestSeedExample(t *testing.T) {
 	if len(r.TopStorms) != 1 || r.TopStorms[0].SpanID != "span_19" || r.TopStorms[0].Attempts != 3 || r.TopStorms[0].MS.Int64() != 7680 {
 		t.Errorf("top storms = %+v", r.TopStorms)
 	}
-	if got.json != seedExampleReport {
-		t.Errorf("report:\n%s\nwant:\n%s", got.json, seedExampleReport)
+	if got.json != exampleReport {
+		t.Errorf("report:\n%s\nwant:\n%s", got.json, exampleReport)
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package seedscan is a Go port of the retry storm scanner that comes with the per-attempt
+// Package attemptlog is a Go port of the retry storm scanner that comes with the per-attempt
 // JSONL format (testdata/retry_storm.py): fed the same lines, its report is byte for byte
 // what that script prints, wherever the script prints one.
 //
@@ -53,4 +53,4 @@
 // last attempt (run_id, tool_name and idem_hash as interned JSON text, t_start, t_end),
 // about 200 bytes in all. Statuses, run ids, tool names and idempotency hashes are stored
 // once per distinct value. Events themselves are not kept.
-package seedscan
+package attemptlog

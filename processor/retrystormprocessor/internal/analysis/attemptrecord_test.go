@@ -9,9 +9,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// seedTrace is the per-attempt record example (the rows below: one call tried three times,
-// timeout, error, ok; testdata/README.md, seed_record.json) as OTel spans carrying the fields.
-func seedTrace() *traceBuilder {
+// attemptRecordTrace is the per-attempt record example (the rows below: one call tried three times,
+// timeout, error, ok; testdata/README.md, attempt_record.json) as OTel spans carrying the fields.
+func attemptRecordTrace() *traceBuilder {
 	b := newTrace(0x19)
 	b.Base = b.Base.Truncate(0)
 	root := b.span("invoke_agent checkout-agent", pcommon.SpanID{}, 0, 8000, agentSpan("checkout-agent")...)
@@ -37,8 +37,8 @@ func seedTrace() *traceBuilder {
 	return b
 }
 
-func TestSeedExampleTimeline(t *testing.T) {
-	tr := New(DefaultConfig(), nil).Analyze(seedTrace().Traces)
+func TestAttemptRecordExampleTimeline(t *testing.T) {
+	tr := New(DefaultConfig(), nil).Analyze(attemptRecordTrace().Traces)
 	require.Len(t, tr.Units, 1)
 	u := tr.Units[0]
 	require.NotNil(t, u.Record)

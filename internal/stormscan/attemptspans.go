@@ -10,16 +10,16 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/retrystorm/retrystorm/internal/seedscan"
+	"github.com/retrystorm/retrystorm/internal/attemptlog"
 )
 
-// seedFields is the number of fields of a seed-format attempt besides "event".
-const seedFields = 12
+// attemptFields is the number of fields of a per-attempt attempt besides "event".
+const attemptFields = 12
 
-// seedBatchSpans is how many seed-format attempts go into one request to the processor.
-const seedBatchSpans = 1024
+// attemptBatchSpans is how many per-attempt attempts go into one request to the processor.
+const attemptBatchSpans = 1024
 
-// seedSpans turns seed-format tool_attempt events into spans the processor recognises: one
+// attemptSpans turns per-attempt tool_attempt events into spans the processor recognises: one
 // span per attempt, named after its tool, carrying every field of the line as an attribute
 // of the same name (the processor's default attribute lists read run_id, span_id, attempt,
 // tool_name, args_hash, idem_hash, status, token_in, token_out and side_effect), timed by
@@ -27,35 +27,35 @@ const seedBatchSpans = 1024
 // a digest of the run id); they share a parent, the run, that no line describes, so a run
 // is decided when the input ends, or under memory pressure, as a trace whose root never
 // came.
-type seedSpans struct {
+type attemptSpans struct {
 	td      ptrace.Traces
 	spans   ptrace.SpanSlice
 	ordinal uint64
 }
 
-func newSeedSpans() *seedSpans {
-	s := &seedSpans{}
+func newAttemptSpans() *attemptSpans {
+	s := &attemptSpans{}
 	s.reset()
 	return s
 }
 
-func (s *seedSpans) reset() {
+func (s *attemptSpans) reset() {
 	s.td = ptrace.NewTraces()
 	s.spans = s.td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
 }
 
 // len is the number of spans waiting in the current request.
-func (s *seedSpans) len() int { return s.spans.Len() }
+func (s *attemptSpans) len() int { return s.spans.Len() }
 
 // take returns the current request and starts the next.
-func (s *seedSpans) take() ptrace.Traces {
+func (s *attemptSpans) take() ptrace.Traces {
 	td := s.td
 	s.reset()
 	return td
 }
 
 // add appends the span of one tool_attempt event.
-func (s *seedSpans) add(e seedscan.Event) {
+func (s *attemptSpans) add(e attemptlog.Event) {
 	s.ordinal++
 	run := idText(e, "run_id")
 	span := s.spans.AppendEmpty()
@@ -81,7 +81,7 @@ func (s *seedSpans) add(e seedscan.Event) {
 	span.SetStartTimestamp(start)
 	span.SetEndTimestamp(end)
 	attrs := span.Attributes()
-	attrs.EnsureCapacity(seedFields) // grown once, not field by field
+	attrs.EnsureCapacity(attemptFields) // grown once, not field by field
 	for key, value := range e.All() {
 		if key == "event" {
 			continue
@@ -92,7 +92,7 @@ func (s *seedSpans) add(e seedscan.Event) {
 
 // idText is the text a field's value is told apart by: a string as it is, anything else as
 // JSON ("" when the field is missing).
-func idText(e seedscan.Event, key string) string {
+func idText(e attemptlog.Event, key string) string {
 	v, ok := e.Get(key)
 	if !ok || v == nil {
 		return ""
@@ -108,8 +108,8 @@ func idText(e seedscan.Event, key string) string {
 }
 
 // millis reads a field of unix milliseconds as a timestamp: a number, or a string holding
-// one (the seed's scanner takes int() of either).
-func millis(e seedscan.Event, key string) (pcommon.Timestamp, bool) {
+// one (the per-attempt scanner takes int() of either).
+func millis(e attemptlog.Event, key string) (pcommon.Timestamp, bool) {
 	v, ok := e.Get(key)
 	if !ok {
 		return 0, false
@@ -154,6 +154,9 @@ func putValue(attrs pcommon.Map, key string, v any) {
 	}
 }
 
+// digest derives trace and span ids. The "retrystorm seed " prefix is the ids' domain, kept
+// from when the per-attempt format was called the seed format: changing it would change
+// every id a scan writes for per-attempt input.
 func digest(kind, text string) [16]byte {
 	sum := sha256.Sum256([]byte("retrystorm seed " + kind + "\x00" + text))
 	var id [16]byte

@@ -13,18 +13,19 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormreport"
 )
 
-// seedExample is the seed's labeled example: one charge_card call tried three times.
-const seedExample = fixtures.SeedAttempts
+// attemptLogExample is the labeled per-attempt example (../shared/seeds/000): one
+// charge_card call tried three times.
+const attemptLogExample = fixtures.AttemptLogExample
 
-// TestScanSeedExample reads the seed's example from stdin: one storm record, the call the
+// TestScanAttemptLogExample reads the labeled example from stdin: one storm record, the call the
 // processor makes of the three attempts (the same as of spans carrying the fields), and
-// with --seed-report the seed scanner's numbers for it.
-func TestScanSeedExample(t *testing.T) {
+// with --attempt-report the per-attempt scanner's numbers for it.
+func TestScanAttemptLogExample(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "records.jsonl")
-	res := scanWith(t, seedExample, "-o", out, "--json")
+	res := scanWith(t, attemptLogExample, "-o", out, "--json")
 	require.Equal(t, 0, res.code, res.stderr)
 	report := scanJSON(t, res.stdout)
-	assert.EqualValues(t, 3, report.Scan.SeedAttempts)
+	assert.EqualValues(t, 3, report.Scan.LoggedAttempts)
 	require.Len(t, report.TopStorms, 1)
 	s := report.TopStorms[0]
 	assert.Equal(t, "span_19", s.SpanID)
@@ -48,17 +49,32 @@ func TestScanSeedExample(t *testing.T) {
 	assert.EqualValues(t, 1602, *r.FailedTokensIn)
 	assert.Equal(t, "2025-09-09T02:40:07.8Z", r.Time)
 
-	res = scanWith(t, seedExample, "--seed-report")
+	res = scanWith(t, attemptLogExample, "--attempt-report")
 	require.Equal(t, 0, res.code, res.stderr)
-	assert.Equal(t, fixtures.SeedAttemptsReport, res.stdout)
+	assert.Equal(t, fixtures.AttemptLogExampleReport, res.stdout)
 }
 
-// TestScanSeedFormatInAllItsShapes: missing fields, status flips, other events and bad
-// lines. The seed report gates on completeness as the seed's scanner does; the records
+// TestDeprecatedAttemptLogNames: --seed-report and --format seed, the names the per-attempt
+// report and format had, still work and do what --attempt-report and --format attempt-log do.
+func TestDeprecatedAttemptLogNames(t *testing.T) {
+	res := scanWith(t, attemptLogExample, "--seed-report")
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Equal(t, fixtures.AttemptLogExampleReport, res.stdout)
+
+	want := scanWith(t, attemptLogExample, "--format", "attempt-log", "--json")
+	require.Equal(t, 0, want.code, want.stderr)
+	got := scanWith(t, attemptLogExample, "--format", "seed", "--json")
+	require.Equal(t, 0, got.code, got.stderr)
+	assert.JSONEq(t, want.stdout, got.stdout)
+	assert.EqualValues(t, 3, scanJSON(t, got.stdout).Scan.LoggedAttempts)
+}
+
+// TestScanAttemptLogInAllItsShapes: missing fields, status flips, other events and bad
+// lines. The attempt report gates on completeness as the per-attempt scanner does; the records
 // follow completeness.required (the processor's default asks for tool_name only; the
-// configuration test sets the seed's gate); bad lines are named with file and line and
+// configuration test sets the per-attempt scanner's gate); bad lines are named with file and line and
 // counted.
-func TestScanSeedFormatInAllItsShapes(t *testing.T) {
+func TestScanAttemptLogInAllItsShapes(t *testing.T) {
 	lines := []string{
 		`{"event":"run_start","run_id":"r1"}`,
 		`{"event":"tool_attempt","run_id":"r1","span_id":"a","attempt":1,"tool_name":"search","args_hash":"h1","status":"error","t_start":1000,"t_end":1100}`,
@@ -73,7 +89,7 @@ func TestScanSeedFormatInAllItsShapes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "attempts.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 
-	res := scanWith(t, "", "--seed-report", path)
+	res := scanWith(t, "", "--attempt-report", path)
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Contains(t, res.stdout, `"tool_events": 5`)
 	assert.Contains(t, res.stdout, `"incomplete_events": 1`, "the fetch attempt lacks args_hash")
@@ -86,7 +102,7 @@ func TestScanSeedFormatInAllItsShapes(t *testing.T) {
 	res = scanWith(t, "", "--json", "--include", "storm,failure,finding", path)
 	require.Equal(t, 0, res.code, res.stderr)
 	report := scanJSON(t, res.stdout)
-	assert.EqualValues(t, 5, report.Scan.SeedAttempts)
+	assert.EqualValues(t, 5, report.Scan.LoggedAttempts)
 	assert.EqualValues(t, 2, report.Scan.BadLines)
 	assert.EqualValues(t, 1, report.Scan.SkippedLines, "run_start is not an attempt")
 	assert.Equal(t, 2, report.StormSpans)

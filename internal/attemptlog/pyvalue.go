@@ -1,4 +1,4 @@
-package seedscan
+package attemptlog
 
 import (
 	"encoding/json"
