@@ -146,7 +146,7 @@ func TestKeptDecisionsAreBoundedInBytes(t *testing.T) {
 	cfg.KeptBytes = 512 << 10
 	h := newHarness(t, cfg, nil, WithSynchronous())
 	for i := range uint64(40) {
-		h.Consume(manyValues(buffertest.TraceID(100+i), 256)) // about 18 kB of prints each
+		h.Consume(manyValues(buffertest.TraceID(100+i), 256)) // about 18 kB of fingerprints each
 	}
 	h.Advance(3 * time.Second)
 	s := h.buffer.shards[0]

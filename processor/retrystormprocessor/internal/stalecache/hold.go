@@ -29,9 +29,9 @@ type Holding struct {
 // Suspect is an attempt that looks like a stale read — ok right after a failure and far
 // faster than its siblings — whose result no other trace showed at least MinAge earlier.
 type Suspect struct {
-	Print uint64
-	Start pcommon.Timestamp
-	Trace pcommon.TraceID
+	Fingerprint uint64
+	Start       pcommon.Timestamp
+	Trace       pcommon.TraceID
 	// Report is the holder's: what reporting the finding takes. The memory only keeps it.
 	Report any
 }
@@ -64,7 +64,7 @@ func (m *Memory) HoldSuspects(h Holding) {
 	}
 	per := max((h.Max+stripes-1)/stripes, 1)
 	for i := range m.stripe {
-		m.stripe[i].held = &heldTable{ring: make([]heldSuspect, per), byPrint: map[uint64][]int32{}}
+		m.stripe[i].held = &heldTable{ring: make([]heldSuspect, per), byFingerprint: map[uint64][]int32{}}
 	}
 }
 
@@ -72,7 +72,7 @@ func (m *Memory) HoldSuspects(h Holding) {
 // it, holds it until a sighting does (Remember returns the match then) or its window ends.
 func (m *Memory) Hold(s Suspect) Held {
 	var out Held
-	st, b, p := m.locateStripe(s.Print)
+	st, b, p := m.locateStripe(s.Fingerprint)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if b.find(p) == 0 && b[0].trace != s.Trace && int64(s.Start)-int64(b[0].at) >= m.hold.MinAge.Nanoseconds() {
@@ -84,7 +84,7 @@ func (m *Memory) Hold(s Suspect) Held {
 	}
 	now := m.hold.Now().UnixNano()
 	out.Expired = st.held.expire(now)
-	s.Print = p
+	s.Fingerprint = p
 	out.Evicted = st.held.push(s, now+m.hold.Window.Nanoseconds())
 	out.Held = true
 	return out
@@ -131,9 +131,9 @@ func (m *Memory) HeldSuspects() int {
 // heldTable is one stripe's suspects: a ring in the order they were held (so by the end
 // of their window), indexed by fingerprint.
 type heldTable struct {
-	ring    []heldSuspect
-	head, n int
-	byPrint map[uint64][]int32
+	ring          []heldSuspect
+	head, n       int
+	byFingerprint map[uint64][]int32
 }
 
 type heldSuspect struct {
@@ -155,7 +155,7 @@ func (t *heldTable) push(s Suspect, until int64) int {
 	i := (t.head + t.n) % len(t.ring)
 	t.ring[i] = heldSuspect{s: s, until: until, live: true}
 	t.n++
-	t.byPrint[s.Print] = append(t.byPrint[s.Print], int32(i))
+	t.byFingerprint[s.Fingerprint] = append(t.byFingerprint[s.Fingerprint], int32(i))
 	return evicted
 }
 
@@ -175,15 +175,15 @@ func (t *heldTable) expire(now int64) int {
 func (t *heldTable) pop() {
 	h := &t.ring[t.head]
 	if h.live {
-		t.unlink(h.s.Print, int32(t.head))
+		t.unlink(h.s.Fingerprint, int32(t.head))
 	}
 	*h = heldSuspect{}
 	t.head = (t.head + 1) % len(t.ring)
 	t.n--
 }
 
-func (t *heldTable) unlink(print uint64, slot int32) {
-	slots := t.byPrint[print]
+func (t *heldTable) unlink(fingerprint uint64, slot int32) {
+	slots := t.byFingerprint[fingerprint]
 	for j, i := range slots {
 		if i == slot {
 			slots = append(slots[:j], slots[j+1:]...)
@@ -191,16 +191,16 @@ func (t *heldTable) unlink(print uint64, slot int32) {
 		}
 	}
 	if len(slots) == 0 {
-		delete(t.byPrint, print)
+		delete(t.byFingerprint, fingerprint)
 		return
 	}
-	t.byPrint[print] = slots
+	t.byFingerprint[fingerprint] = slots
 }
 
-// resolve returns the live suspects of print, in another trace than the sighting's and
+// resolve returns the live suspects of fingerprint, in another trace than the sighting's and
 // starting at least minAge after it, and lets them go.
-func (t *heldTable) resolve(print uint64, at pcommon.Timestamp, trace pcommon.TraceID, minAge, now int64) []Match {
-	slots := t.byPrint[print]
+func (t *heldTable) resolve(fingerprint uint64, at pcommon.Timestamp, trace pcommon.TraceID, minAge, now int64) []Match {
+	slots := t.byFingerprint[fingerprint]
 	if len(slots) == 0 {
 		return nil
 	}
@@ -216,9 +216,9 @@ func (t *heldTable) resolve(print uint64, at pcommon.Timestamp, trace pcommon.Tr
 		keep = append(keep, i)
 	}
 	if len(keep) == 0 {
-		delete(t.byPrint, print)
+		delete(t.byFingerprint, fingerprint)
 	} else {
-		t.byPrint[print] = keep
+		t.byFingerprint[fingerprint] = keep
 	}
 	return out
 }

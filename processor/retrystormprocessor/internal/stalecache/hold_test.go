@@ -20,8 +20,8 @@ func minutes(n int) pcommon.Timestamp    { return pcommon.Timestamp(time.Duratio
 func holding(c *clock, max int) Holding {
 	return Holding{MinAge: time.Minute, Window: 2 * time.Minute, Max: max, Now: c.now}
 }
-func suspect(print uint64, startMin int, trace byte) Suspect {
-	return Suspect{Print: print, Start: minutes(startMin), Trace: pcommon.TraceID{trace}, Report: trace}
+func suspect(fingerprint uint64, startMin int, trace byte) Suspect {
+	return Suspect{Fingerprint: fingerprint, Start: minutes(startMin), Trace: pcommon.TraceID{trace}, Report: trace}
 }
 
 // TestHoldFindsTheMatchInEitherOrder: the stale read checked after the trace it copied was
@@ -123,7 +123,7 @@ func TestHoldAndRememberRaceMissNothing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := g; i < pairs; i += 2 {
-				stale := Suspect{Print: splitmix(uint64(i)), Start: minutes(5), Trace: pcommon.TraceID{2, byte(i), byte(i >> 8)}, Report: i}
+				stale := Suspect{Fingerprint: splitmix(uint64(i)), Start: minutes(5), Trace: pcommon.TraceID{2, byte(i), byte(i >> 8)}, Report: i}
 				if h := m.Hold(stale); h.Matched {
 					matched[i].Add(1)
 				}

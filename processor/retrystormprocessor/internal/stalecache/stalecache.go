@@ -17,9 +17,9 @@ const ways = 4
 // entry is one remembered result: 32 bytes, no pointers, so the collector never scans the
 // memory, and a bucket is two cache lines.
 type entry struct {
-	print uint64 // 0: empty
-	at    pcommon.Timestamp
-	trace pcommon.TraceID
+	fingerprint uint64 // 0: empty
+	at          pcommon.Timestamp
+	trace       pcommon.TraceID
 }
 
 // bucket holds its entries most recently used first, the empty ones last.
@@ -49,10 +49,10 @@ func New(size int) *Memory {
 	return m
 }
 
-// locate returns the stripe and bucket of print, and print as stored (0 marks an empty
+// locate returns the stripe and bucket of fingerprint, and fingerprint as stored (0 marks an empty
 // entry, so a fingerprint of 0 is stored as 1: they then count as one result).
-func (m *Memory) locate(print uint64) (*sync.Mutex, *bucket, uint64) {
-	st, b, p := m.locateStripe(print)
+func (m *Memory) locate(fingerprint uint64) (*sync.Mutex, *bucket, uint64) {
+	st, b, p := m.locateStripe(fingerprint)
 	return &st.mu, b, p
 }
 
@@ -64,22 +64,22 @@ type stripe struct {
 	_       [64 - 40]byte
 }
 
-func (m *Memory) locateStripe(print uint64) (*stripe, *bucket, uint64) {
-	if print == 0 {
-		print = 1
+func (m *Memory) locateStripe(fingerprint uint64) (*stripe, *bucket, uint64) {
+	if fingerprint == 0 {
+		fingerprint = 1
 	}
 	// The fingerprints are uniform hashes: the top bits pick a stripe, the rest a bucket
 	// of it (multiplied into range, which needs no power of two).
-	st := &m.stripe[print>>60]
-	i, _ := bits.Mul64(print<<4, uint64(len(st.buckets)))
-	return st, &st.buckets[i], print
+	st := &m.stripe[fingerprint>>60]
+	i, _ := bits.Mul64(fingerprint<<4, uint64(len(st.buckets)))
+	return st, &st.buckets[i], fingerprint
 }
 
-// find returns the index of print in b, moved to the front as most recently used, or -1.
-func (b *bucket) find(print uint64) int {
+// find returns the index of fingerprint in b, moved to the front as most recently used, or -1.
+func (b *bucket) find(fingerprint uint64) int {
 	for i := range b {
-		switch b[i].print {
-		case print:
+		switch b[i].fingerprint {
+		case fingerprint:
 			if i > 0 {
 				e := b[i]
 				copy(b[1:i+1], b[:i])
@@ -94,8 +94,8 @@ func (b *bucket) find(print uint64) int {
 }
 
 // Recall returns the first sighting of a result fingerprint.
-func (m *Memory) Recall(print uint64) (pcommon.Timestamp, pcommon.TraceID, bool) {
-	mu, b, p := m.locate(print)
+func (m *Memory) Recall(fingerprint uint64) (pcommon.Timestamp, pcommon.TraceID, bool) {
+	mu, b, p := m.locate(fingerprint)
 	mu.Lock()
 	defer mu.Unlock()
 	if b.find(p) < 0 {
@@ -106,8 +106,8 @@ func (m *Memory) Recall(print uint64) (pcommon.Timestamp, pcommon.TraceID, bool)
 
 // Remember records a sighting, keeping the earliest one, and returns the held suspects it
 // resolves (hold.go), which it no longer holds.
-func (m *Memory) Remember(print uint64, at pcommon.Timestamp, trace pcommon.TraceID) []Match {
-	st, b, p := m.locateStripe(print)
+func (m *Memory) Remember(fingerprint uint64, at pcommon.Timestamp, trace pcommon.TraceID) []Match {
+	st, b, p := m.locateStripe(fingerprint)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if b.find(p) == 0 {
@@ -116,7 +116,7 @@ func (m *Memory) Remember(print uint64, at pcommon.Timestamp, trace pcommon.Trac
 		}
 	} else {
 		copy(b[1:], b[:ways-1]) // the last, empty or least recently used, falls out
-		b[0] = entry{print: p, at: at, trace: trace}
+		b[0] = entry{fingerprint: p, at: at, trace: trace}
 	}
 	if st.held == nil {
 		return nil
@@ -132,7 +132,7 @@ func (m *Memory) Len() int {
 		st.mu.Lock()
 		for j := range st.buckets {
 			for _, e := range st.buckets[j] {
-				if e.print != 0 {
+				if e.fingerprint != 0 {
 					n++
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// splitmix spreads counters into uniform 64-bit fingerprints, as real result prints are.
+// splitmix spreads counters into uniform 64-bit fingerprints, as real result fingerprints are.
 func splitmix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9

@@ -81,7 +81,7 @@ func (v *Verdict) holdSuspects(tr *analysis.Trace, d decision.Decision) {
 				calls[sus.Record] = r.call
 			}
 		}
-		h := v.shared.Held.Hold(stalecache.Suspect{Print: sus.Fingerprint, Start: sus.Start, Trace: tr.TraceID, Report: r})
+		h := v.shared.Held.Hold(stalecache.Suspect{Fingerprint: sus.Fingerprint, Start: sus.Start, Trace: tr.TraceID, Report: r})
 		v.shared.Tel.suspects(metadata.AttributeSuspectOutcomeExpired, h.Expired)
 		v.shared.Tel.suspects(metadata.AttributeSuspectOutcomeEvicted, h.Evicted)
 		if h.Held {
