@@ -54,7 +54,7 @@ func unbackedCitations(tr *agenttraffic.Truth) int {
 }
 
 // cleanThreshold is the threshold retry_storm derives from clean_percent: OpenTelemetry
-// consistent probability sampling with 4 significant hex digits, as its internal/decision
+// consistent probability sampling with 4 significant hex digits, as its internal/sample
 // package does (which is internal to the processor, so the rule is restated here).
 func cleanThreshold(t *testing.T, percent float64) sampling.Threshold {
 	t.Helper()

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 var errNotStarted = errors.New("retry_storm processor is not started")
@@ -66,13 +66,13 @@ func (cfg *Config) bufferConfig() buffer.Config {
 	}
 }
 
-func samplingRates(s *SamplingConfig) decision.Rates {
-	r := decision.Rates{
+func samplingRates(s *SamplingConfig) sample.Rates {
+	r := sample.Rates{
 		Clean: s.CleanPercent,
-		Keep: map[decision.Reason]float64{
-			decision.ReasonStorm: s.KeepPercent.Storm, decision.ReasonToolError: s.KeepPercent.ToolError,
-			decision.ReasonDivergence: s.KeepPercent.Divergence, decision.ReasonSpanError: s.KeepPercent.SpanError,
-			decision.ReasonIncomplete: s.KeepPercent.Incomplete,
+		Keep: map[sample.Reason]float64{
+			sample.ReasonStorm: s.KeepPercent.Storm, sample.ReasonToolError: s.KeepPercent.ToolError,
+			sample.ReasonDivergence: s.KeepPercent.Divergence, sample.ReasonSpanError: s.KeepPercent.SpanError,
+			sample.ReasonIncomplete: s.KeepPercent.Incomplete,
 		},
 		Tools:                      make(map[string]float64, len(s.Tools)),
 		IgnoreTraceStateRandomness: !s.TraceStateRandomness,

@@ -109,7 +109,7 @@ func TestStaleSuspectAnalysedBeforeItsOriginal(t *testing.T) {
 	assert.Equal(t, s.Unit.Record, s.Record, "the call's own record, which its finding will revise")
 	assert.Equal(t, 2, s.Order)
 	assert.True(t, tr.Signals.Divergence, "sampled as if it had the finding")
-	require.True(t, mem.Hold(stalecache.Suspect{Print: s.Fingerprint, Start: s.Start, Trace: tr.TraceID, Report: "stale"}).Held)
+	require.True(t, mem.Hold(stalecache.Suspect{Fingerprint: s.Fingerprint, Start: s.Start, Trace: tr.TraceID, Report: "stale"}).Held)
 
 	warm := newTrace(12)
 	wroot := warm.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
@@ -61,12 +61,12 @@ func TestAgingChangesNoDecision(t *testing.T) {
 	require.NotEmpty(t, freshOut)
 	assert.Equal(t, freshOut, agedOut, "the same spans forwarded, attribute for attribute")
 	for _, d := range []string{metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped} {
-		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
+		for _, r := range append(sample.SignalReasons[:], sample.ReasonClean) {
 			set := []attribute.KeyValue{attribute.String("decision", d), attribute.String("reason", string(r))}
 			assert.Equal(t, fresh.Sum(metadata.MetricTraces, set...), aged.Sum(metadata.MetricTraces, set...), "traces %s for %s", d, r)
 		}
 	}
-	for _, r := range []decision.Reason{decision.ReasonStorm, decision.ReasonToolError, decision.ReasonDivergence} {
+	for _, r := range []sample.Reason{sample.ReasonStorm, sample.ReasonToolError, sample.ReasonDivergence} {
 		assert.Positive(t, fresh.Sum(metadata.MetricTraces, attribute.String("reason", string(r))), "traces kept for %s", r)
 	}
 	assert.Positive(t, fresh.Sum(metadata.MetricTraces, attribute.String("decision", metadata.AttributeDecisionDropped)))

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/inbound"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
@@ -32,7 +32,7 @@ type Buffer struct {
 	logger *zap.Logger
 	tel    *telemetry
 	opts   options
-	policy *decision.Policy
+	policy *sample.Policy
 	// inbound takes client annotations out of every request (processor README, "Security").
 	inbound *inbound.Filter
 
@@ -56,7 +56,7 @@ func New(set component.TelemetrySettings, cfg Config, next consumer.Traces, opts
 	if err != nil {
 		return nil, fmt.Errorf("create retry_storm telemetry: %w", err)
 	}
-	policy, err := decision.NewPolicy(cfg.Sampling)
+	policy, err := sample.NewPolicy(cfg.Sampling)
 	if err != nil {
 		return nil, fmt.Errorf("build sampling policy: %w", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 )
 
@@ -30,7 +30,7 @@ type Config struct {
 	// (decision_cache.kept_bytes).
 	KeptBytes int64
 	// Sampling are the keep rates (sampling).
-	Sampling decision.Rates
+	Sampling sample.Rates
 	// RedactPayloads redacts the tool payloads of kept traces (hashing.redact_payloads).
 	RedactPayloads bool
 	// Analysis configures each shard's analyzer; its Key is set at Start.

@@ -16,7 +16,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
@@ -52,8 +52,8 @@ func testConfig() *Config {
 	rc.PayloadSources = slices.Concat(src.Payload()...)
 	rc.IdempotencyKeys = attrsource.RawKeys(src.IdempotencyKey)
 	rc.DeleteAttributes = []string{}
-	keep := map[decision.Reason]float64{}
-	for _, r := range decision.SignalReasons {
+	keep := map[sample.Reason]float64{}
+	for _, r := range sample.SignalReasons {
 		keep[r] = 100
 	}
 	return &Config{
@@ -64,7 +64,7 @@ func testConfig() *Config {
 		KeptTraces:       100_000,
 		DroppedTraces:    1_000_000,
 		KeptBytes:        32 << 20,
-		Sampling:         decision.Rates{Clean: 5, Keep: keep, Tools: map[string]float64{}},
+		Sampling:         sample.Rates{Clean: 5, Keep: keep, Tools: map[string]float64{}},
 		RedactPayloads:   true,
 		Analysis:         analysis.DefaultConfig(),
 		Redaction:        rc,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 )
 
@@ -144,8 +144,8 @@ func TestSuspectTraceIsSampledForTheFindingItMayGet(t *testing.T) {
 		cfg := testConfig()
 		cfg.Sampling.Clean = 0
 		keep := cfg.Sampling.Keep
-		keep[decision.ReasonStorm], keep[decision.ReasonToolError], keep[decision.ReasonSpanError] = 0, 0, 0
-		keep[decision.ReasonDivergence] = keepDivergence
+		keep[sample.ReasonStorm], keep[sample.ReasonToolError], keep[sample.ReasonSpanError] = 0, 0, 0
+		keep[sample.ReasonDivergence] = keepDivergence
 		h := newHarness(t, cfg, nil)
 		h.Consume(staleTrace(buffertest.TraceID(2)))
 		h.Advance(2 * time.Second)

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/inbound"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
@@ -40,8 +40,8 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	signalReasons := make([]string, len(decision.SignalReasons))
-	for i, r := range decision.SignalReasons {
+	signalReasons := make([]string, len(sample.SignalReasons))
+	for i, r := range sample.SignalReasons {
 		signalReasons[i] = string(r)
 	}
 	t := &telemetry{
@@ -57,7 +57,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 			metadata.AttributeAnnotationWhereResource, metadata.AttributeAnnotationWhereScope, metadata.AttributeAnnotationWhereSpanName, metadata.AttributeAnnotationWhereEventName),
 	}
 	for _, d := range []string{metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped} {
-		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
+		for _, r := range append(sample.SignalReasons[:], sample.ReasonClean) {
 			t.traces[[2]string{d, string(r)}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("decision", d), attribute.String("reason", string(r))))
 		}
 	}
@@ -124,7 +124,7 @@ func (t *telemetry) cacheEvicted(decision string) {
 }
 
 // signalEvicted counts a kept signal decision the decision cache forgot, by its reason.
-func (t *telemetry) signalEvicted(reason decision.Reason) {
+func (t *telemetry) signalEvicted(reason sample.Reason) {
 	t.add(t.b.ProcessorRetryStormSignalEvictions, 1, t.signalEv[string(reason)])
 }
 
@@ -150,7 +150,7 @@ func (t *telemetry) clientAnnotations(c inbound.Counts) {
 
 // decided records one decision; first says it is its trace's first (not that of the rest
 // of a provisionally decided trace), which alone counts the trace.
-func (t *telemetry) decided(d decision.Decision, cause Cause, latency time.Duration, first bool) {
+func (t *telemetry) decided(d sample.Decision, cause Cause, latency time.Duration, first bool) {
 	outcome := metadata.AttributeDecisionDropped
 	if d.Keep {
 		outcome = metadata.AttributeDecisionKept

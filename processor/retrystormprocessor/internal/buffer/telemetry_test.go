@@ -14,7 +14,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
@@ -221,7 +221,7 @@ func TestBoundedCountersStartAtZero(t *testing.T) {
 	h := newHarness(t, testConfig(), nil)
 	var traces []string
 	for _, d := range []string{metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped} {
-		for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
+		for _, r := range append(sample.SignalReasons[:], sample.ReasonClean) {
 			traces = append(traces, "decision="+d+",reason="+string(r))
 		}
 	}

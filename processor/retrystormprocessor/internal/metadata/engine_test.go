@@ -7,14 +7,14 @@ import (
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/classify"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 )
 
 // The reason, class and kind values the processor records come from the engine's own
 // lists; these are the values metadata.yaml and the README list.
 func TestEngineValuesAreTheAttributeEnums(t *testing.T) {
-	reasons := append(asStrings(decision.SignalReasons[:]), string(decision.ReasonClean))
+	reasons := append(asStrings(sample.SignalReasons[:]), string(sample.ReasonClean))
 	assert.Equal(t, []string{AttributeReasonStorm, AttributeReasonToolError, AttributeReasonDivergence,
 		AttributeReasonSpanError, AttributeReasonIncomplete, AttributeReasonClean}, reasons, "reason")
 	assert.Equal(t, []string{AttributeClassTransientDependency, AttributeClassChangedArguments,

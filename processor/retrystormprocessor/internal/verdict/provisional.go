@@ -6,7 +6,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 // Provisional decisions (the store's package buffer says how they are made). A trace decided before it could be seen whole — early under memory
@@ -23,38 +23,38 @@ import (
 // restDecision applies what the rest of a trace inherits from its kept first part: the rest
 // of a kept trace is kept, at the first part's reason and threshold when its own analysis
 // would not keep it.
-func restDecision(t *Trace, d decision.Decision) decision.Decision {
+func restDecision(t *Trace, d sample.Decision) sample.Decision {
 	if d.Keep || t.Rest == nil || t.Rest.Kept == nil {
 		return d
 	}
 	kd := t.Rest.Kept
-	return decision.Decision{Keep: true, Reason: reasonOf(kd.reason), Threshold: kd.Threshold, Stamp: kd.Stamp}
+	return sample.Decision{Keep: true, Reason: reasonOf(kd.reason), Threshold: kd.Threshold, Stamp: kd.Stamp}
 }
 
 // reasonIndex numbers a sampling reason for a kept decision: its place in
-// decision.SignalReasons, or len(SignalReasons) for clean.
-func reasonIndex(reason decision.Reason) uint8 {
-	for i, r := range decision.SignalReasons {
+// sample.SignalReasons, or len(SignalReasons) for clean.
+func reasonIndex(reason sample.Reason) uint8 {
+	for i, r := range sample.SignalReasons {
 		if r == reason {
 			return uint8(i)
 		}
 	}
-	return uint8(len(decision.SignalReasons))
+	return uint8(len(sample.SignalReasons))
 }
 
-func reasonOf(i uint8) decision.Reason {
-	if int(i) < len(decision.SignalReasons) {
-		return decision.SignalReasons[i]
+func reasonOf(i uint8) sample.Reason {
+	if int(i) < len(sample.SignalReasons) {
+		return sample.SignalReasons[i]
 	}
-	return decision.ReasonClean
+	return sample.ReasonClean
 }
 
 // signalReason is the sampling reason of the strongest signal the analysis found, in the
 // policy's order of priority; "" when the trace is clean.
-func signalReason(s analysis.Signals) decision.Reason {
+func signalReason(s analysis.Signals) sample.Reason {
 	for i, present := range signalsOf(s) {
 		if present {
-			return decision.SignalReasons[i]
+			return sample.SignalReasons[i]
 		}
 	}
 	return ""

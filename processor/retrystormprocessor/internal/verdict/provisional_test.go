@@ -5,14 +5,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 func TestReasonIndexRoundTrips(t *testing.T) {
-	for _, r := range append(decision.SignalReasons[:], decision.ReasonClean) {
+	for _, r := range append(sample.SignalReasons[:], sample.ReasonClean) {
 		assert.Equal(t, r, reasonOf(reasonIndex(r)))
 		k := Kept{reason: reasonIndex(r)}
 		assert.Equal(t, r, k.Reason())
-		assert.Equal(t, r != decision.ReasonClean, k.Signal())
+		assert.Equal(t, r != sample.ReasonClean, k.Signal())
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
@@ -63,7 +63,7 @@ func (r *revisedRecord) revise(f stormrecord.Finding) ([]byte, int, error) {
 // records annotated and scrubbed): a result remembered later resolves them. d is the
 // decision. A suspect a result remembered since the analysis already resolves is reported
 // at once, as one resolved later is.
-func (v *Verdict) holdSuspects(tr *analysis.Trace, d decision.Decision) {
+func (v *Verdict) holdSuspects(tr *analysis.Trace, d sample.Decision) {
 	if v.shared.Held == nil || len(tr.Suspects) == 0 {
 		return
 	}
@@ -152,7 +152,7 @@ func (lb *lateBatch) add(r *heldReport, f stormrecord.Finding, summary string, r
 	span.SetStartTimestamp(r.end)
 	span.SetEndTimestamp(r.end)
 	if r.stamp {
-		if ts, err := decision.Stamp("", r.th); err == nil {
+		if ts, err := sample.Stamp("", r.th); err == nil {
 			span.TraceState().FromRaw(ts)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/zerostart"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
@@ -59,7 +59,7 @@ func NewTelemetry(b *metadata.TelemetryBuilder) *Telemetry {
 		lateFind: attrOptions("outcome", metadata.AttributeLateFindingOutcomeForwarded, metadata.AttributeLateFindingOutcomeTraceDropped, metadata.AttributeLateFindingOutcomeNextConsumerError, metadata.AttributeLateFindingOutcomeShutdown),
 	}
 	for _, c := range ProvisionalCauses {
-		for _, r := range decision.SignalReasons {
+		for _, r := range sample.SignalReasons {
 			t.signals[[2]string{c, string(r)}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c), attribute.String("reason", string(r))))
 		}
 	}
@@ -126,7 +126,7 @@ func (t *Telemetry) add(c metric.Int64Counter, n int64, opt metric.AddOption) {
 
 // lateSignal counts the rest of a provisionally decided trace that brought a signal: the
 // cause of the provisional decision and the signal's sampling reason.
-func (t *Telemetry) lateSignal(cause string, reason decision.Reason) {
+func (t *Telemetry) lateSignal(cause string, reason sample.Reason) {
 	t.add(t.b.ProcessorRetryStormLateSignals, 1, t.signals[[2]string{cause, string(reason)}])
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
@@ -43,7 +43,7 @@ type Config struct {
 
 // Shared is what every shard's Verdict shares.
 type Shared struct {
-	Policy *decision.Policy
+	Policy *sample.Policy
 	// Memory is the result memory behind the stale-cache check and Held the suspects it
 	// holds (both nil: the check is off).
 	Memory findings.ResultMemory
@@ -129,14 +129,14 @@ type Kept struct {
 }
 
 // Reason is the sampling reason the trace was kept for.
-func (k *Kept) Reason() decision.Reason { return reasonOf(k.reason) }
+func (k *Kept) Reason() sample.Reason { return reasonOf(k.reason) }
 
 // Signal reports whether the trace was kept for a signal, not as a clean sample.
-func (k *Kept) Signal() bool { return k.Reason() != decision.ReasonClean }
+func (k *Kept) Signal() bool { return k.Reason() != sample.ReasonClean }
 
 // Outcome is the verdict on a trace.
 type Outcome struct {
-	Decision decision.Decision
+	Decision sample.Decision
 	// Kept is what its late spans need, when kept.
 	Kept Kept
 	// Held are copies of the spans of calls held back for the rest of a kept provisional
@@ -237,7 +237,7 @@ func (v *Verdict) Decide(t *Trace, ex Examined, early bool, now time.Time) Outco
 	// trace's tree once it is decided.
 	defer func() { v.analyzer.Recycle(q) }()
 	if settled, clean := t.Settled, tr == nil && q != nil && q.Clean; settled != nil || clean {
-		in := decision.Input{TraceID: t.ID}
+		in := sample.Input{TraceID: t.ID}
 		if settled != nil {
 			in.Tools, in.TraceState = settled.Tools, settled.TraceState
 		} else {
@@ -262,7 +262,7 @@ func (v *Verdict) Decide(t *Trace, ex Examined, early bool, now time.Time) Outco
 		tr = v.analyzer.AnalyzeTree(q.Tree)
 	}
 	v.reportResolved(tr.Resolved)
-	d := restDecision(t, v.shared.Policy.Decide(decision.Input{
+	d := restDecision(t, v.shared.Policy.Decide(sample.Input{
 		TraceID:    t.ID,
 		Signals:    signalsOf(tr.Signals),
 		Tools:      tr.Tools,
@@ -319,8 +319,8 @@ func (v *Verdict) Late(set *spanset.Set, kd Kept) (_ Kept, changed bool) {
 // Seal seals a span the processor forwards (processor README, "Security").
 func (v *Verdict) Seal(span ptrace.Span) { v.sealer.Seal(span) }
 
-func signalsOf(s analysis.Signals) decision.Signals {
-	return decision.Signals{s.Storm, s.ToolError, s.Divergence, s.SpanError, s.Incomplete}
+func signalsOf(s analysis.Signals) sample.Signals {
+	return sample.Signals{s.Storm, s.ToolError, s.Divergence, s.SpanError, s.Incomplete}
 }
 
 // rootTraceState is the tracestate of the trace's root span, or of its first span when the
@@ -341,7 +341,7 @@ func rootTraceState(t *grouping.Tree) string {
 // stampSpans writes the threshold into every span's tracestate, as the policy stamps.
 // Spans sharing a tracestate (the usual case) share one serialisation; a tracestate that
 // does not parse, or that the threshold would make invalid, is left as it is.
-func stampSpans(set *spanset.Set, policy *decision.Policy, th sampling.Threshold) {
+func stampSpans(set *spanset.Set, policy *sample.Policy, th sampling.Threshold) {
 	var lastIn, lastOut string
 	have := false
 	for _, span := range set.All() {

@@ -1,6 +1,6 @@
-// Package decision decides whether a trace is kept, from its analysis signals and its trace
+// Package sample decides whether a trace is kept, from its analysis signals and its trace
 // id, with OpenTelemetry consistent probability sampling so every collector decides alike.
-package decision // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+package sample // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 
 import (
 	"fmt"

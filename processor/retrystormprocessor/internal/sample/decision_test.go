@@ -1,4 +1,4 @@
-package decision
+package sample
 
 import (
 	"math/rand/v2"
