@@ -181,10 +181,10 @@ func unquote(tok []byte) (string, bool) {
 	return s, true
 }
 
-// EmptyAt reports that the element at path inside v, read as ValuePath reads it, is there
-// and holds nothing: an empty object, array or string. An argument source whose element
-// is empty is tried after those that hold something (toolspan).
-func (x *Hasher) EmptyAt(v pcommon.Value, path []string) bool {
+// EmptyField reports that the element at path inside v, read as PayloadDigest reads it, is
+// there and holds nothing: an empty object, array or string. An argument source whose
+// element is empty is tried after those that hold something (toolspan).
+func (x *Hasher) EmptyField(v pcommon.Value, path []string) bool {
 	if len(path) == 0 {
 		return emptyValue(v)
 	}
