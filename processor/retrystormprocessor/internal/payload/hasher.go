@@ -14,7 +14,13 @@ import (
 
 // Hasher digests payloads: SHA-256 without a key, HMAC-SHA256 with one, because
 // low-entropy arguments (account numbers) are brute-forceable from a plain hash.
-// A Hasher is not safe for concurrent use; make one per goroutine.
+// Its methods are the readings of an attempt's fields: digests (PayloadDigest of a field
+// read at a path, TextDigest of a payload told as text, RawDigest of an opaque key),
+// fingerprints that tell digests or results apart without computing them
+// (DigestFingerprint, ResultFingerprint, ResultDigest), and what triage and redaction read
+// of a field (StringField, EmptyField, CopiedText). A path inside a field is read by one
+// walk for all of them (reader.go). A Hasher is not safe for concurrent use; make one per
+// goroutine.
 type Hasher struct {
 	// mac is nil without a key: plain SHA-256 then runs on the stack.
 	mac     hash.Hash
@@ -213,6 +219,7 @@ func (x *Hasher) CopiedText(v pcommon.Value, path []string) (text string, listed
 	return text, listed, present
 }
 
+// copiedText is CopiedText before a text holding an encoded document is set aside.
 func (x *Hasher) copiedText(v pcommon.Value, path []string) (text string, listed, present bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
