@@ -230,7 +230,7 @@ func TestTriageStopsAtEachRule(t *testing.T) {
 	givenOther := newTrace(97)
 	root = givenOther.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	givenOther.span("execute_tool f", root, 10, 20, genaiTool("f", "", `{"a":1}`)...)
-	givenOther.span("execute_tool f", root, 30, 40, genaiTool("f", "", `{"b":2}`, attr("args_hash", payload.NewHasher(nil).String(`{"b":2}`)))...)
+	givenOther.span("execute_tool f", root, 30, 40, genaiTool("f", "", `{"b":2}`, attr("args_hash", payload.NewHasher(nil).RawDigest(`{"b":2}`)))...)
 	require.True(t, an.Triage(givenOther.Traces).Clean, "a given args hash and other arguments: hashed, distinct calls, proved clean")
 	noArgs := newTrace(93)
 	root = noArgs.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
@@ -245,7 +245,7 @@ func TestTriageStopsAtEachRule(t *testing.T) {
 	givenHash := newTrace(98)
 	root = givenHash.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	givenHash.span("execute_tool f", root, 10, 20, genaiTool("f", "", `{"a":1}`)...)
-	givenHash.span("execute_tool f", root, 30, 40, genaiTool("f", "", `{"b":2}`, attr("args_hash", payload.NewHasher(nil).String(`{"a":1}`)))...)
+	givenHash.span("execute_tool f", root, 30, 40, genaiTool("f", "", `{"b":2}`, attr("args_hash", payload.NewHasher(nil).RawDigest(`{"a":1}`)))...)
 	breaks["two fallback-keyed calls, one args hash given and one computed"] = givenHash
 	idem := newTrace(92)
 	root = idem.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
@@ -255,7 +255,7 @@ func TestTriageStopsAtEachRule(t *testing.T) {
 	mixed := newTrace(95)
 	root = mixed.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	mixed.span("execute_tool pay", root, 10, 20, genaiTool("pay", "c1", `{}`, attr("idempotency_key", "order-42"), attr("side_effect", "external"))...)
-	mixed.span("execute_tool pay", root, 30, 40, genaiTool("pay", "c2", `{}`, attr("idem_hash", payload.NewHasher(nil).String("order-42")), attr("side_effect", "external"))...)
+	mixed.span("execute_tool pay", root, 30, 40, genaiTool("pay", "c2", `{}`, attr("idem_hash", payload.NewHasher(nil).RawDigest("order-42")), attr("side_effect", "external"))...)
 	breaks["one idempotency key sent raw and hashed"] = mixed
 	spelled := newTrace(96)
 	root = spelled.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
@@ -417,7 +417,7 @@ func FuzzTriageNeverClearsASignal(f *testing.F) {
 	f.Add("fs:read", "fs", "", "", "c", "read:c", "k", uint8(0), uint8(0))
 	f.Add("pay", "pay", "c1", "c2", `{"a":1}`, `{ "a": 1 }`, "order-42", uint8(7), uint8(3))
 	f.Add("t", "t", "", "", `{"a":1}`, `{"a":2}`, "", uint8(0x55), uint8(0xaa))
-	hashOf := payload.NewHasher(nil).String
+	hashOf := payload.NewHasher(nil).RawDigest
 	f.Fuzz(func(t *testing.T, toolA, toolB, callA, callB, argsA, argsB, idem string, shape, parents uint8) {
 		b := newTrace(99)
 		root := b.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)

@@ -40,7 +40,7 @@ func BenchmarkValuePathAgentPayloads(b *testing.B) {
 	b.SetBytes(int64(n))
 	for b.Loop() {
 		for _, v := range vals {
-			x.ValuePath(v, nil)
+			x.PayloadDigest(v, nil)
 		}
 	}
 }

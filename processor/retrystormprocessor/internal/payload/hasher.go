@@ -14,7 +14,13 @@ import (
 
 // Hasher digests payloads: SHA-256 without a key, HMAC-SHA256 with one, because
 // low-entropy arguments (account numbers) are brute-forceable from a plain hash.
-// A Hasher is not safe for concurrent use; make one per goroutine.
+// Its methods are the readings of an attempt's fields: digests (PayloadDigest of a field
+// read at a path, TextDigest of a payload told as text, RawDigest of an opaque key),
+// fingerprints that tell digests or results apart without computing them
+// (DigestFingerprint, ResultFingerprint, ResultDigest), and what triage and redaction read
+// of a field (StringField, EmptyField, CopiedText). A path inside a field is read by one
+// walk for all of them (reader.go). A Hasher is not safe for concurrent use; make one per
+// goroutine.
 type Hasher struct {
 	// mac is nil without a key: plain SHA-256 then runs on the stack.
 	mac     hash.Hash
@@ -31,8 +37,8 @@ func NewHasher(key []byte) *Hasher {
 	return &Hasher{mac: hmac.New(sha256.New, key)}
 }
 
-// Sum returns the lowercase hex digest of b.
-func (x *Hasher) Sum(b []byte) string {
+// sum returns the lowercase hex digest of b.
+func (x *Hasher) sum(b []byte) string {
 	if x.mac == nil {
 		sum := sha256.Sum256(b)
 		return hex.EncodeToString(sum[:])
@@ -43,18 +49,12 @@ func (x *Hasher) Sum(b []byte) string {
 	return hex.EncodeToString(x.digest)
 }
 
-// Value digests the canonical JSON of an attribute value (CanonicalValue), reusing the
-// Hasher's scratch space.
-func (x *Hasher) Value(v pcommon.Value) string {
-	if v.Type() == pcommon.ValueTypeStr {
-		return x.Text(v.Str())
-	}
-	return x.Sum(CanonicalValue(v))
-}
-
-// Text digests s as Value digests a string attribute holding s: a JSON object or array as
-// its canonical JSON, anything else as a JSON string.
-func (x *Hasher) Text(s string) string { return x.Sum(x.canonicalText(s)) }
+// TextDigest is the digest of a payload recorded as the text s, as PayloadDigest digests a
+// string attribute holding s read whole: a JSON object or array as its canonical JSON, a
+// JSON string holding a document as that document, anything else as a JSON string. It is
+// the hash a payload told by the model (a tool call's arguments) and a copy of a payload in
+// messages carry.
+func (x *Hasher) TextDigest(s string) string { return x.sum(x.canonicalText(s)) }
 
 // canonicalText is the canonical JSON of a string attribute holding s, valid until the
 // Hasher's next use: a JSON document already canonical where it stands in s, else written
@@ -95,9 +95,9 @@ func (x *Hasher) encodedDocument(s string) ([]byte, bool) {
 	return out, true
 }
 
-// HoldsEncodedDocument reports whether s is a JSON string holding a JSON document, which
-// Text hashes as that document.
-func (x *Hasher) HoldsEncodedDocument(s string) bool {
+// holdsEncodedDocument reports whether s is a JSON string holding a JSON document, which
+// TextDigest hashes as that document.
+func (x *Hasher) holdsEncodedDocument(s string) bool {
 	doc, ok := x.encodedDocument(s)
 	if ok {
 		x.scratch = doc
@@ -111,19 +111,22 @@ func looksLikeJSONString(s string) bool {
 	return len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"'
 }
 
-// String digests a raw string as given (idempotency keys are opaque, not JSON).
-func (x *Hasher) String(s string) string {
-	return x.Sum([]byte(s))
+// RawDigest is the digest of s's bytes as given, not read as JSON: an idempotency key,
+// which is opaque, or a number's literal in a message.
+func (x *Hasher) RawDigest(s string) string {
+	return x.sum([]byte(s))
 }
 
-// ValuePath digests the canonical JSON of the element at path inside v (see
-// CanonicalValuePath), reusing the Hasher's scratch space.
-func (x *Hasher) ValuePath(v pcommon.Value, path []string) (string, bool) {
+// PayloadDigest is the digest of an attempt's payload field (its arguments or result)
+// read from attribute v at path (nil: v whole): the canonical JSON of the element (see
+// CanonicalValuePath), a string holding JSON read as that JSON. False when v has no
+// element at path, so the field falls through to its next source.
+func (x *Hasher) PayloadDigest(v pcommon.Value, path []string) (string, bool) {
 	b, ok := x.canonicalPath(v, path)
 	if !ok {
 		return "", false
 	}
-	return x.Sum(b), true
+	return x.sum(b), true
 }
 
 // canonicalPath returns the canonical JSON of the element at path inside v, valid until
@@ -153,15 +156,16 @@ func (x *Hasher) canonicalPath(v pcommon.Value, path []string) ([]byte, bool) {
 	return b, ok
 }
 
-// PathPrint is the 64-bit fingerprint of the canonical JSON ValuePath digests, false where
-// ValuePath is: two payloads get one print when they have one digest, and different prints
-// (but for a 2^-64 chance) when not. It tells payloads apart without hashing them.
-func (x *Hasher) PathPrint(v pcommon.Value, path []string) (uint64, bool) {
+// DigestFingerprint is the 64-bit fingerprint of the canonical JSON PayloadDigest digests,
+// false where PayloadDigest is: two payloads get one fingerprint when they have one
+// digest, and different fingerprints (but for a 2^-64 chance) when not. It tells
+// attempts' payloads apart without hashing them.
+func (x *Hasher) DigestFingerprint(v pcommon.Value, path []string) (uint64, bool) {
 	b, ok := x.canonicalPath(v, path)
 	if !ok {
 		return 0, false
 	}
-	return maphash.Bytes(printSeed, b), true
+	return maphash.Bytes(fingerprintSeed, b), true
 }
 
 // stringBytes views s as bytes without copying; the canonicalizer only reads its input.
@@ -174,9 +178,11 @@ func unsafeString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// StringAt returns the string element at path inside v (see CanonicalValuePath), decoded;
-// false when the element is absent or not a string.
-func (x *Hasher) StringAt(v pcommon.Value, path []string) (string, bool) {
+// StringField is the string a field reads at path inside v (a tool name, a status, a
+// hash or key given inside a document), decoded; false when the element is absent or not
+// a string. A string holding a JSON document is that document, not a string, as
+// PayloadDigest reads it.
+func (x *Hasher) StringField(v pcommon.Value, path []string) (string, bool) {
 	if len(path) > 0 && v.Type() == pcommon.ValueTypeStr {
 		// In a JSON string document the element is decoded where it stands.
 		if !LooksLikeJSONContainer(v.Str()) {
@@ -196,13 +202,25 @@ func (x *Hasher) StringAt(v pcommon.Value, path []string) (string, bool) {
 	return unquote(b)
 }
 
-// CopiedText reads the element at path inside v as ValuePath reads it and returns the text
-// an SDK copies of it into messages: the element's string, decoded, when it is one, or the
-// one string of a list of exactly one (OpenLLMetry records a LangChain tool's arguments as
-// {"args":["<JSON>"]}); "" for anything else. listed reports the list: the element's hash
-// is then not the text's own. present reports whether ValuePath finds the element at all,
-// so a caller falls through to its next source exactly where the hash does.
+// CopiedText reads the element at path inside v as PayloadDigest reads it and returns the
+// text an SDK copies of it into messages, whose copies carry the element's digest: the
+// element's string, decoded, when it is one, or the one string of a list of exactly one
+// (OpenLLMetry records a LangChain tool's arguments as {"args":["<JSON>"]}); "" for
+// anything else, and for a string that is a JSON string holding a document (the element's
+// digest is the JSON string's, a copy's that of the document inside). listed reports the
+// list: the element's digest is then not the text's own. present reports whether
+// PayloadDigest finds the element at all, so a caller falls through to its next source
+// exactly where the hash does.
 func (x *Hasher) CopiedText(v pcommon.Value, path []string) (text string, listed, present bool) {
+	text, listed, present = x.copiedText(v, path)
+	if present && !listed && x.holdsEncodedDocument(text) {
+		return "", false, true
+	}
+	return text, listed, present
+}
+
+// copiedText is CopiedText before a text holding an encoded document is set aside.
+func (x *Hasher) copiedText(v pcommon.Value, path []string) (text string, listed, present bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
 		if len(path) == 0 || !LooksLikeJSONContainer(v.Str()) {
@@ -250,24 +268,38 @@ func (x *Hasher) CopiedText(v pcommon.Value, path []string) (text string, listed
 	return "", false, false
 }
 
-// printSeed seeds the fingerprints. They live only in this process's memory, so a seed
-// per process is enough.
-var printSeed = maphash.MakeSeed()
+// fingerprintSeed seeds the fingerprints. They live only in this process's memory, so a
+// seed per process is enough.
+var fingerprintSeed = maphash.MakeSeed()
 
-// PrintString is the 64-bit fingerprint of s.
-func PrintString(s string) uint64 { return maphash.String(printSeed, s) }
+// TextFingerprint is the 64-bit fingerprint of the text s: ResultFingerprint of a string
+// attribute holding s read whole, and of a result hash given as s.
+func TextFingerprint(s string) uint64 { return maphash.String(fingerprintSeed, s) }
 
-// ValuePathPrint is ValuePath that also returns a 64-bit fingerprint of the payload: of a
-// string attribute, the string as sent, or the element at path as it stands in the string;
-// of a map, or an element inside one, its canonical JSON. With digest false it skips the
-// digest (the string is then "-"); a string read whole is then not even parsed.
-func (x *Hasher) ValuePathPrint(v pcommon.Value, path []string, digest bool) (string, uint64, bool) {
+// ResultDigest is PayloadDigest of a result source with the fingerprint the stale-cache
+// memory tells results apart by (ResultFingerprint).
+func (x *Hasher) ResultDigest(v pcommon.Value, path []string) (digest string, fingerprint uint64, ok bool) {
+	return x.resultReading(v, path, true)
+}
+
+// ResultFingerprint is the 64-bit fingerprint the stale-cache memory tells results apart
+// by, of the payload as sent: of a string attribute, the string, or the element at path as
+// it stands in the string; of a map, or an element inside one, its canonical JSON. It is
+// false exactly where PayloadDigest is, but computes no digest, and a string read whole is
+// not even parsed.
+func (x *Hasher) ResultFingerprint(v pcommon.Value, path []string) (uint64, bool) {
+	_, p, ok := x.resultReading(v, path, false)
+	return p, ok
+}
+
+// resultReading is ResultDigest, without the digest (then "-") when digest is false.
+func (x *Hasher) resultReading(v pcommon.Value, path []string, digest bool) (string, uint64, bool) {
 	if len(path) == 0 && v.Type() == pcommon.ValueTypeStr {
-		p := maphash.String(printSeed, v.Str())
+		p := maphash.String(fingerprintSeed, v.Str())
 		if !digest {
 			return "-", p, true
 		}
-		h, _ := x.ValuePath(v, path)
+		h, _ := x.PayloadDigest(v, path)
 		return h, p, true
 	}
 	if v.Type() == pcommon.ValueTypeStr && LooksLikeJSONContainer(v.Str()) {
@@ -276,8 +308,8 @@ func (x *Hasher) ValuePathPrint(v pcommon.Value, path []string, digest bool) (st
 		if !ok {
 			return "", 0, false
 		}
-		p := maphash.Bytes(printSeed, elem)
-		// An element ValuePath rejects (invalid JSON) is rejected here too, or the two
+		p := maphash.Bytes(fingerprintSeed, elem)
+		// An element PayloadDigest rejects (invalid JSON) is rejected here too, or the two
 		// paths would take different sources; without the digest it is only validated.
 		if !digest {
 			if !validJSON(elem) {
@@ -289,15 +321,15 @@ func (x *Hasher) ValuePathPrint(v pcommon.Value, path []string, digest bool) (st
 		if !ok {
 			return "", 0, false
 		}
-		return x.Sum(b), p, true
+		return x.sum(b), p, true
 	}
 	b, ok := x.canonicalPath(v, path)
 	if !ok {
 		return "", 0, false
 	}
-	p := maphash.Bytes(printSeed, b)
+	p := maphash.Bytes(fingerprintSeed, b)
 	if !digest {
 		return "-", p, true
 	}
-	return x.Sum(b), p, true
+	return x.sum(b), p, true
 }

@@ -3,7 +3,6 @@ package payload
 import (
 	"bytes"
 	"encoding/json"
-	"iter"
 	"strings"
 	"unicode/utf8"
 
@@ -48,121 +47,6 @@ func (c *canonicalizer) valuePath(dst []byte, v pcommon.Value, path []string) ([
 		return c.element(dst, elem)
 	}
 	return dst, false
-}
-
-// mapElement is the value at path inside the map v, false when there is none. A key a map
-// repeats (OTLP does not forbid it) gives its last value, as in a JSON string document.
-func mapElement(v pcommon.Value, path []string) (pcommon.Value, bool) {
-	cur := v
-	for _, p := range path {
-		if cur.Type() != pcommon.ValueTypeMap {
-			return pcommon.Value{}, false
-		}
-		found := false
-		for k, e := range cur.Map().All() {
-			if k == p {
-				cur, found = e, true
-			}
-		}
-		if !found {
-			return pcommon.Value{}, false
-		}
-	}
-	return cur, true
-}
-
-// Elements yields every element at path inside v, a map or a string holding a JSON
-// object: at each step, the value of every member the step's key names, in document order.
-// The element the hash reads (CanonicalValuePath: a repeated key's last value, the one
-// every JSON parser hands the tool) is one of them; the others are what a document that
-// repeats a key carries besides, and redaction hunts them all. A string element is yielded
-// decoded, any other element of a JSON string as its JSON text.
-func Elements(v pcommon.Value, path []string) iter.Seq[pcommon.Value] {
-	return func(yield func(pcommon.Value) bool) {
-		switch {
-		case len(path) == 0:
-			yield(v)
-		case v.Type() == pcommon.ValueTypeMap:
-			eachMapElement(v, path, yield)
-		case v.Type() == pcommon.ValueTypeStr && LooksLikeJSONContainer(v.Str()):
-			doc := stringBytes(v.Str())
-			if absentKey(doc, path) {
-				return
-			}
-			eachRawElement(doc, path, func(elem []byte) bool {
-				if elem[0] == '"' {
-					if s, ok := Unquote(unsafeString(elem)); ok {
-						return yield(pcommon.NewValueStr(s))
-					}
-				}
-				return yield(pcommon.NewValueStr(unsafeString(elem)))
-			})
-		}
-	}
-}
-
-func eachMapElement(v pcommon.Value, path []string, yield func(pcommon.Value) bool) bool {
-	if len(path) == 0 {
-		return yield(v)
-	}
-	if v.Type() != pcommon.ValueTypeMap {
-		return true
-	}
-	for k, e := range v.Map().All() {
-		if k == path[0] && !eachMapElement(e, path[1:], yield) {
-			return false
-		}
-	}
-	return true
-}
-
-// eachRawElement calls yield with the raw bytes of every element at path inside the JSON
-// document doc, in document order, and reports false when yield stopped it. It reads as
-// rawElement does but goes on past a matching member, and into each; a member that does
-// not parse ends the reading of its object, what came before it having been yielded.
-func eachRawElement(doc []byte, path []string, yield func([]byte) bool) bool {
-	if len(path) == 0 {
-		return yield(doc)
-	}
-	i := skipSpace(doc, 0)
-	if i >= len(doc) || doc[i] != '{' {
-		return true
-	}
-	i = skipSpace(doc, i+1)
-	for i < len(doc) && doc[i] == '"' {
-		keyEnd, ok := skipString(doc, i)
-		if !ok {
-			return true
-		}
-		match := keyIs(doc[i:keyEnd], path[0])
-		i = skipSpace(doc, keyEnd)
-		if i >= len(doc) || doc[i] != ':' {
-			return true
-		}
-		start := skipSpace(doc, i+1)
-		end, ok := skipRaw(doc, start)
-		if !ok {
-			return true
-		}
-		if match && !eachRawElement(doc[start:end], path[1:], yield) {
-			return false
-		}
-		i = skipSpace(doc, end)
-		if i >= len(doc) || doc[i] != ',' {
-			return true
-		}
-		i = skipSpace(doc, i+1)
-	}
-	return true
-}
-
-// absentKey reports a document that spells path's ASCII last key nowhere and holds no
-// escape that could spell it (invalid UTF-8 decodes to U+FFFD, never to ASCII): it has no
-// element at path. Most documents a path source is tried on (a result that is not
-// LangChain's ToolMessage) are passed over so, without being parsed.
-func absentKey(doc []byte, path []string) bool {
-	last := path[len(path)-1]
-	return isASCII(last) && !strings.Contains(unsafeString(doc), last) && bytes.IndexByte(doc, '\\') < 0
 }
 
 // element appends the canonical JSON of elem, an element read out of a JSON string
@@ -212,82 +96,6 @@ func (c *canonicalizer) stringElement(tok []byte) (string, bool) {
 		return string(b), true
 	}
 	return string([]rune(string(b))), true
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-// rawElement returns the raw bytes of the element at path inside the JSON document doc.
-func rawElement(doc []byte, path []string) ([]byte, bool) {
-	if len(path) > 0 && absentKey(doc, path) {
-		return nil, false
-	}
-	for _, p := range path {
-		i := skipSpace(doc, 0)
-		if i >= len(doc) || doc[i] != '{' {
-			return nil, false
-		}
-		var found []byte
-		i = skipSpace(doc, i+1)
-		if i < len(doc) && doc[i] == '}' {
-			return nil, false
-		}
-		for {
-			if i >= len(doc) || doc[i] != '"' {
-				return nil, false
-			}
-			keyEnd, ok := skipString(doc, i)
-			if !ok {
-				return nil, false
-			}
-			match := keyIs(doc[i:keyEnd], p)
-			i = skipSpace(doc, keyEnd)
-			if i >= len(doc) || doc[i] != ':' {
-				return nil, false
-			}
-			start := skipSpace(doc, i+1)
-			end, ok := skipRaw(doc, start)
-			if !ok {
-				return nil, false
-			}
-			if match {
-				found = doc[start:end]
-			}
-			i = skipSpace(doc, end)
-			if i >= len(doc) {
-				return nil, false
-			}
-			if doc[i] == '}' {
-				break
-			}
-			if doc[i] != ',' {
-				return nil, false
-			}
-			i = skipSpace(doc, i+1)
-		}
-		if found == nil {
-			return nil, false
-		}
-		doc = found
-	}
-	return doc, true
-}
-
-// keyIs reports whether the JSON string token tok spells key once decoded (escapes
-// resolved, invalid UTF-8 read as U+FFFD, as encoding/json does).
-func keyIs(tok []byte, key string) bool {
-	body := tok[1 : len(tok)-1]
-	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-		return string(body) == key
-	}
-	s, ok := unquote(tok)
-	return ok && s == key
 }
 
 func skipSpace(doc []byte, i int) int {
@@ -373,10 +181,10 @@ func unquote(tok []byte) (string, bool) {
 	return s, true
 }
 
-// EmptyAt reports that the element at path inside v, read as ValuePath reads it, is there
-// and holds nothing: an empty object, array or string. An argument source whose element
-// is empty is tried after those that hold something (toolspan).
-func (x *Hasher) EmptyAt(v pcommon.Value, path []string) bool {
+// EmptyField reports that the element at path inside v, read as PayloadDigest reads it, is
+// there and holds nothing: an empty object, array or string. An argument source whose
+// element is empty is tried after those that hold something (toolspan).
+func (x *Hasher) EmptyField(v pcommon.Value, path []string) bool {
 	if len(path) == 0 {
 		return emptyValue(v)
 	}

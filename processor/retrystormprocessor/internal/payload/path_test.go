@@ -50,12 +50,12 @@ func TestValuePathReadsTheElement(t *testing.T) {
 		}
 	}
 	x := NewHasher(nil)
-	name, ok := x.StringAt(pcommon.NewValueStr(doc), []string{"params", "name"})
+	name, ok := x.StringField(pcommon.NewValueStr(doc), []string{"params", "name"})
 	if !ok || name != `search "docs"` {
-		t.Errorf("StringAt = %q %v", name, ok)
+		t.Errorf("StringField = %q %v", name, ok)
 	}
-	if _, ok := x.StringAt(pcommon.NewValueStr(doc), []string{"params", "arguments"}); ok {
-		t.Error("StringAt read an object as a string")
+	if _, ok := x.StringField(pcommon.NewValueStr(doc), []string{"params", "arguments"}); ok {
+		t.Error("StringField read an object as a string")
 	}
 }
 
@@ -96,7 +96,7 @@ func FuzzValuePathMatchesDecoder(f *testing.F) {
 			return
 		}
 		var each []string
-		eachRawElement([]byte(doc), path, func(elem []byte) bool {
+		walkRaw([]byte(doc), path, true, func(elem []byte) bool {
 			c, err := canonicalAppend(nil, elem)
 			if err != nil {
 				t.Fatalf("path %q of %q: element %q does not canonicalise: %v", dotted, doc, elem, err)
@@ -288,9 +288,9 @@ func FuzzSkipStringMatchesAByteWalk(f *testing.F) {
 	})
 }
 
-// FuzzStringAtMatchesTheCanonicalReading holds StringAt, which decodes a string element
+// FuzzStringFieldMatchesTheCanonicalReading holds StringField, which decodes a string element
 // where it stands, to reading the element's canonical form and unquoting it.
-func FuzzStringAtMatchesTheCanonicalReading(f *testing.F) {
+func FuzzStringFieldMatchesTheCanonicalReading(f *testing.F) {
 	f.Add(`{"params":{"name":"get_weather","arguments":{"city":"Paris"}}}`, "params.name")
 	f.Add(`{"a":"x\u00e9\"y"}`, "a")
 	f.Add(`{"a":"{\"b\":1}"}`, "a")
@@ -309,16 +309,17 @@ func FuzzStringAtMatchesTheCanonicalReading(f *testing.F) {
 		} else {
 			wantOK = false
 		}
-		got, ok := NewHasher(nil).StringAt(v, path)
+		got, ok := NewHasher(nil).StringField(v, path)
 		if got != want || ok != wantOK {
-			t.Fatalf("StringAt(%q, %q) = %q %v, want %q %v", doc, dotted, got, ok, want, wantOK)
+			t.Fatalf("StringField(%q, %q) = %q %v, want %q %v", doc, dotted, got, ok, want, wantOK)
 		}
 	})
 }
 
-// TestPathPrintFollowsTheDigest: one print where ValuePath gives one digest, different
-// prints where it gives different digests, and no print where it gives none.
-func TestPathPrintFollowsTheDigest(t *testing.T) {
+// TestDigestFingerprintFollowsTheDigest: one fingerprint where PayloadDigest gives one
+// digest, different fingerprints where it gives different digests, and none where it gives
+// none.
+func TestDigestFingerprintFollowsTheDigest(t *testing.T) {
 	x := NewHasher(nil)
 	docs := []struct {
 		doc  string
@@ -335,15 +336,15 @@ func TestPathPrintFollowsTheDigest(t *testing.T) {
 	for i, a := range docs {
 		for _, b := range docs[i:] {
 			va, vb := pcommon.NewValueStr(a.doc), pcommon.NewValueStr(b.doc)
-			ha, okA := x.ValuePath(va, a.path)
-			hb, okB := x.ValuePath(vb, b.path)
-			pa, pokA := x.PathPrint(va, a.path)
-			pb, pokB := x.PathPrint(vb, b.path)
+			ha, okA := x.PayloadDigest(va, a.path)
+			hb, okB := x.PayloadDigest(vb, b.path)
+			pa, pokA := x.DigestFingerprint(va, a.path)
+			pb, pokB := x.DigestFingerprint(vb, b.path)
 			if pokA != okA || pokB != okB {
-				t.Fatalf("PathPrint ok %v/%v where ValuePath ok %v/%v for %q, %q", pokA, pokB, okA, okB, a.doc, b.doc)
+				t.Fatalf("DigestFingerprint ok %v/%v where PayloadDigest ok %v/%v for %q, %q", pokA, pokB, okA, okB, a.doc, b.doc)
 			}
 			if okA && okB && (ha == hb) != (pa == pb) {
-				t.Errorf("%q and %q: digests equal %v, prints equal %v", a.doc, b.doc, ha == hb, pa == pb)
+				t.Errorf("%q and %q: digests equal %v, fingerprints equal %v", a.doc, b.doc, ha == hb, pa == pb)
 			}
 		}
 	}

@@ -41,11 +41,12 @@ func TestHashOfSeedStyleArgumentsMatchesPython(t *testing.T) {
 	// separators=(",",":")).encode()).hexdigest()
 	const want = "99a8fa9e4312f0bfd68a60a3ca5a7fd7fad321910c43c41afc6702c0697920a4"
 	h := NewHasher(nil)
-	assert.Equal(t, want, h.Value(pcommon.NewValueStr(`{ "city": "Oslo" }`)))
+	assert.Equal(t, want, h.TextDigest(`{ "city": "Oslo" }`))
 
 	m := pcommon.NewValueMap()
 	m.Map().PutStr("city", "Oslo")
-	assert.Equal(t, want, h.Value(m), "a map and the same JSON string hash alike")
+	got, _ := h.PayloadDigest(m, nil)
+	assert.Equal(t, want, got, "a map and the same JSON string hash alike")
 }
 
 func TestCanonicalValueTypes(t *testing.T) {
@@ -72,10 +73,10 @@ func TestKeyedHashIsHMAC(t *testing.T) {
 	want := hex.EncodeToString(mac.Sum(nil))
 
 	keyed := NewHasher(key)
-	got := keyed.Value(pcommon.NewValueStr(`{"acct": "12345678"}`))
+	got := keyed.TextDigest(`{"acct": "12345678"}`)
 	assert.Equal(t, want, got)
-	assert.NotEqual(t, NewHasher(nil).Value(pcommon.NewValueStr(`{"acct":"12345678"}`)), got)
-	assert.Equal(t, got, keyed.Value(pcommon.NewValueStr(`{"acct":"12345678"}`)), "the hasher resets between sums")
+	assert.NotEqual(t, NewHasher(nil).TextDigest(`{"acct":"12345678"}`), got)
+	assert.Equal(t, got, keyed.TextDigest(`{"acct":"12345678"}`), "the hasher resets between sums")
 }
 
 func FuzzCanonicalJSON(f *testing.F) {
@@ -125,13 +126,13 @@ func TestAJSONStringHoldingADocumentHashesAsTheDocument(t *testing.T) {
 		{`"{\"charge_id\":\"ch_1\",\"amount\":7204}"`, `{"amount":7204,"charge_id":"ch_1"}`},
 		{` "[1, 2]" `, `[1,2]`},
 	} {
-		if got, want := h.Text(c.encoded), h.Text(c.copied); got != want {
-			t.Errorf("Text(%s) = %s, want the hash of %s, %s", c.encoded, got, c.copied, want)
+		if got, want := h.TextDigest(c.encoded), h.TextDigest(c.copied); got != want {
+			t.Errorf("TextDigest(%s) = %s, want the hash of %s, %s", c.encoded, got, c.copied, want)
 		}
 	}
 	for _, text := range []string{`"Done: the order is paid."`, `"yes" and "no"`, `"unterminated \"`, `"\"{}\""`} {
-		if got, want := h.Text(text), h.Sum(appendString(nil, text)); got != want {
-			t.Errorf("Text(%s) = %s, want the hash of the text as a JSON string, %s", text, got, want)
+		if got, want := h.TextDigest(text), h.sum(appendString(nil, text)); got != want {
+			t.Errorf("TextDigest(%s) = %s, want the hash of the text as a JSON string, %s", text, got, want)
 		}
 	}
 }

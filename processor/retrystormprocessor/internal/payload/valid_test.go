@@ -39,11 +39,11 @@ func FuzzValidJSONAgreesWithTheCanonicalizer(f *testing.F) {
 	})
 }
 
-// FuzzPrintAgreesWithDigest: ValuePathPrint without the digest (what triage remembers)
-// accepts and fingerprints exactly what it does with the digest (what the analysis
-// remembers), on any document, valid or not; and the digest is of the canonical form, also
-// when an already canonical document is hashed where it stands.
-func FuzzPrintAgreesWithDigest(f *testing.F) {
+// FuzzFingerprintAgreesWithDigest: ResultFingerprint (what triage remembers) accepts and
+// fingerprints exactly what ResultDigest does (what the analysis remembers), on any
+// document, valid or not; and the digest is of the canonical form, also when an already
+// canonical document is hashed where it stands.
+func FuzzFingerprintAgreesWithDigest(f *testing.F) {
 	f.Add(`{"result":{"content":[{"text":"x"}],"isError":false}}`, "result")
 	f.Add(`{"result":{"a":[1,]},"x":1}`, "result")
 	f.Add(`{"result":"{\"b\":1}"}`, "result")
@@ -59,17 +59,17 @@ func FuzzPrintAgreesWithDigest(f *testing.F) {
 		}
 		v := pcommon.NewValueStr(doc)
 		x := NewHasher(nil)
-		_, p, ok := x.ValuePathPrint(v, path, false)
-		h, wantP, wantOK := x.ValuePathPrint(v, path, true)
+		p, ok := x.ResultFingerprint(v, path)
+		h, wantP, wantOK := x.ResultDigest(v, path)
 		if ok != wantOK || p != wantP {
-			t.Fatalf("path %q of %q: print-only %x %v, with digest %x %v", dotted, doc, p, ok, wantP, wantOK)
+			t.Fatalf("path %q of %q: fingerprint alone %x %v, with digest %x %v", dotted, doc, p, ok, wantP, wantOK)
 		}
 		if ok && h == "" {
 			t.Fatalf("path %q of %q: accepted without a digest", dotted, doc)
 		}
 		// The digest is of the canonical form, whether or not the document was rewritten.
 		want, wantOK := CanonicalValuePath(v, path)
-		if got, ok := x.ValuePath(v, path); ok != wantOK || ok && got != NewHasher(nil).Sum(want) {
+		if got, ok := x.PayloadDigest(v, path); ok != wantOK || ok && got != NewHasher(nil).sum(want) {
 			t.Fatalf("path %q of %q: digest %s %v, of the canonical form %q %v", dotted, doc, got, ok, want, wantOK)
 		}
 	})
@@ -110,9 +110,9 @@ func FuzzIsCanonicalIsNeverWrong(f *testing.F) {
 func TestStringElementHoldingBrokenJSON(t *testing.T) {
 	x := NewHasher(nil)
 	v := pcommon.NewValueStr(`{"result":"{\"a\":"}`)
-	want := x.Sum([]byte(`"{\"a\":"`))
+	want := x.sum([]byte(`"{\"a\":"`))
 	for range 3 {
-		got, ok := x.ValuePath(v, []string{"result"})
+		got, ok := x.PayloadDigest(v, []string{"result"})
 		assert.True(t, ok)
 		assert.Equal(t, want, got)
 	}

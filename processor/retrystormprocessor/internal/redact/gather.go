@@ -162,7 +162,7 @@ func (b ValueBuilder) Done(st *Stats) *Values {
 	st.NotHunted += b.r.col.over
 	followed := b.r.followed
 	b.r.followed = nil
-	if len(b.r.col.prints) == 0 && len(b.r.col.hashed) == 0 && followed.empty() {
+	if len(b.r.col.fingerprints) == 0 && len(b.r.col.hashed) == 0 && followed.empty() {
 		return nil
 	}
 	v := &Values{}

@@ -3,8 +3,8 @@ package redact
 // hashedText is a payload text whose copies carry its tool attempt's hash rather than
 // their own: OpenLLMetry records a LangChain tool's arguments as {"args":["<JSON>"]}, the
 // attempt's hash is the list's and a message copies the one string
-// (Extractor.HashedTexts). A kept trace's decision remembers these with its prints: a
-// fingerprint of the text, never the text, and the hash, which the trace's spans carry
+// (Extractor.HashedTexts). A kept trace's decision remembers these with its fingerprints:
+// a fingerprint of the text, never the text, and the hash, which the trace's spans carry
 // anyway.
 type hashedText struct {
 	sum  uint64

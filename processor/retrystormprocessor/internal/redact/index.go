@@ -6,20 +6,21 @@ import (
 	"slices"
 )
 
-// valueIndex finds the prints a window of text may start. Values often share their first
-// k bytes (URLs at one host, ids with one prefix, all the forms of one value), so it does
-// not list prints by prefix: a prefix leads to the few lengths its prints have, and a
-// window is hashed once per length and looked up by its hash. What a candidate position
-// costs then grows with the distinct lengths behind its prefix, not with the prints.
+// valueIndex finds the fingerprints a window of text may start. Values often share their
+// first k bytes (URLs at one host, ids with one prefix, all the forms of one value), so it
+// does not list fingerprints by prefix: a prefix leads to the few lengths its fingerprints
+// have, and a window is hashed once per length and looked up by its hash. What a candidate
+// position costs then grows with the distinct lengths behind its prefix, not with the
+// fingerprints.
 type valueIndex struct {
 	// starts indexes the distinct prefixes: open addressing, len a power of two, each slot
 	// an index into starters plus one (0 is empty).
 	starts     []int32
 	startShift uint8
 	starters   []starter
-	// lengths holds each starter's distinct print lengths, longest first.
+	// lengths holds each starter's distinct fingerprint lengths, longest first.
 	lengths []uint32
-	// sums indexes prints by the hash of the whole form, the same way.
+	// sums indexes fingerprints by the hash of the whole form, the same way.
 	sums     []int32
 	sumShift uint8
 	// skip[h] is how far a window of k bytes may move on when the hash h of its last two
@@ -28,7 +29,7 @@ type valueIndex struct {
 	skip []uint8
 }
 
-// starter is one distinct prefix: its prints' lengths are lengths[from:to].
+// starter is one distinct prefix: its fingerprints' lengths are lengths[from:to].
 type starter struct {
 	prefix   uint64
 	from, to uint32
@@ -57,10 +58,10 @@ func (v *Values) index() *valueIndex {
 		return v.idx
 	}
 	x := &valueIndex{}
-	x.indexStarters(v.prints)
-	x.sums, x.sumShift = openTable(len(v.prints))
+	x.indexStarters(v.fingerprints)
+	x.sums, x.sumShift = openTable(len(v.fingerprints))
 	mask := uint64(len(x.sums) - 1)
-	for i, p := range v.prints {
+	for i, p := range v.fingerprints {
 		for slot := p.sum >> x.sumShift; ; slot = (slot + 1) & mask {
 			if x.sums[slot] == 0 {
 				x.sums[slot] = int32(i + 1)
@@ -68,17 +69,17 @@ func (v *Values) index() *valueIndex {
 			}
 		}
 	}
-	x.skip = skipTable(v.prints, v.k)
+	x.skip = skipTable(v.fingerprints, v.k)
 	v.idx = x
 	return x
 }
 
-// indexStarters fills starts, starters and lengths from the prints. Sorting their
-// prefixes first sizes starts by the distinct ones, far fewer than the prints when values
-// share their beginnings.
-func (x *valueIndex) indexStarters(prints []valuePrint) {
-	keys := make([]uint64, len(prints))
-	for i, p := range prints {
+// indexStarters fills starts, starters and lengths from the fingerprints. Sorting their
+// prefixes first sizes starts by the distinct ones, far fewer than the fingerprints when
+// values share their beginnings.
+func (x *valueIndex) indexStarters(fingerprints []valueFingerprint) {
+	keys := make([]uint64, len(fingerprints))
+	for i, p := range fingerprints {
 		keys[i] = p.prefix
 	}
 	slices.Sort(keys)
@@ -93,10 +94,10 @@ func (x *valueIndex) indexStarters(prints []valuePrint) {
 		}
 		x.starts[slot] = int32(i + 1)
 	}
-	// A print's key is its starter then its length, longest first: sorted, each starter's
-	// distinct lengths are together and in order.
-	keys = keys[:len(prints)]
-	for i, p := range prints {
+	// A fingerprint's key is its starter then its length, longest first: sorted, each
+	// starter's distinct lengths are together and in order.
+	keys = keys[:len(fingerprints)]
+	for i, p := range fingerprints {
 		keys[i] = uint64(x.find(p.prefix)-1)<<32 | uint64(^p.n)
 	}
 	slices.Sort(keys)
@@ -112,15 +113,15 @@ func (x *valueIndex) indexStarters(prints []valuePrint) {
 	}
 }
 
-// skipTable is the block shift table of prints of k-byte prefixes: a two-byte block
+// skipTable is the block shift table of fingerprints of k-byte prefixes: a two-byte block
 // ending at offset j of a prefix allows a shift of k-1-j at most.
-func skipTable(prints []valuePrint, k int) []uint8 {
+func skipTable(fingerprints []valueFingerprint, k int) []uint8 {
 	skip := make([]uint8, 1<<shiftBits)
 	for i := range skip {
 		skip[i] = uint8(k - 1)
 	}
 	var buf [8]byte
-	for _, p := range prints {
+	for _, p := range fingerprints {
 		binary.LittleEndian.PutUint64(buf[:], p.prefix)
 		for j := 1; j < k; j++ {
 			h := blockHash(buf[j-1], buf[j])
@@ -132,7 +133,7 @@ func skipTable(prints []valuePrint, k int) []uint8 {
 	return skip
 }
 
-// starter is the starter of prefix w, nil when no print begins so.
+// starter is the starter of prefix w, nil when no fingerprint begins so.
 func (x *valueIndex) starter(w uint64) *starter {
 	if e := x.find(w); e > 0 {
 		return &x.starters[e-1]
@@ -150,15 +151,15 @@ func (x *valueIndex) find(w uint64) int32 {
 	}
 }
 
-// holds reports whether a print of prefix w and length n has the hash sum.
-func (x *valueIndex) holds(prints []valuePrint, sum uint64, w uint64, n uint32) bool {
+// holds reports whether a fingerprint of prefix w and length n has the hash sum.
+func (x *valueIndex) holds(fingerprints []valueFingerprint, sum uint64, w uint64, n uint32) bool {
 	mask := uint64(len(x.sums) - 1)
 	for slot := sum >> x.sumShift; ; slot = (slot + 1) & mask {
 		e := x.sums[slot]
 		if e == 0 {
 			return false
 		}
-		if p := &prints[e-1]; p.sum == sum && p.n == n && p.prefix == w {
+		if p := &fingerprints[e-1]; p.sum == sum && p.n == n && p.prefix == w {
 			return true
 		}
 	}

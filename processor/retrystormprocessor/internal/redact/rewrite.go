@@ -166,7 +166,7 @@ func (w *rewriter) markJSON(raw string) marker {
 	case '{', '[':
 		m = w.markText(raw)
 	default:
-		m = newMarker(w.hasher.Sum([]byte(raw))) // a number or literal: its bytes
+		m = newMarker(w.hasher.RawDigest(raw)) // a number or literal: its bytes
 	}
 	if w.markers == nil {
 		w.markers = map[uint64]marker{}
@@ -175,13 +175,13 @@ func (w *rewriter) markJSON(raw string) marker {
 	return m
 }
 
-// markText is the marker of a string attribute holding s (Hasher.Text).
+// markText is the marker of a string attribute holding s (Hasher.TextDigest).
 func (w *rewriter) markText(s string) marker {
 	key := maphash.String(hashSeed, s)
 	if m, ok := w.texts[key]; ok {
 		return m
 	}
-	m := newMarker(w.hasher.Text(s))
+	m := newMarker(w.hasher.TextDigest(s))
 	if w.texts == nil {
 		w.texts = map[uint64]marker{}
 	}
@@ -209,12 +209,13 @@ func (w *rewriter) knownSum(h hashedText) {
 	}
 }
 
-// markValue is the marker of an attribute value (Hasher.Value).
+// markValue is the marker of an attribute value read whole (Hasher.PayloadDigest).
 func (w *rewriter) markValue(v pcommon.Value) string {
 	if v.Type() == pcommon.ValueTypeStr {
 		return w.markText(v.Str()).plain
 	}
-	return Marker(w.hasher.Value(v))
+	h, _ := w.hasher.PayloadDigest(v, nil)
+	return Marker(h)
 }
 
 // quote is s as a JSON string, escaped as JSON.stringify escapes.

@@ -84,7 +84,7 @@ func (v *Values) matchAt(x *valueIndex, s string, i int) int {
 		return 0
 	}
 	for _, n := range x.lengths[st.from:st.to] {
-		if end := i + int(n); end <= len(s) && x.holds(v.prints, maphash.String(hashSeed, s[i:end]), w, n) {
+		if end := i + int(n); end <= len(s) && x.holds(v.fingerprints, maphash.String(hashSeed, s[i:end]), w, n) {
 			return int(n)
 		}
 	}

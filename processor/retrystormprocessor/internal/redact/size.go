@@ -3,13 +3,13 @@ package redact
 import "unsafe"
 
 // Bytes is about what v takes on the heap as a decision cache holds it (unindexed): the
-// prints, the hashed texts with their hashes, where following found payloads. A decision
-// cache bounds its memory by it.
+// fingerprints, the hashed texts with their hashes, where following found payloads. A
+// decision cache bounds its memory by it.
 func (v *Values) Bytes() int {
 	if v == nil {
 		return 0
 	}
-	n := int(unsafe.Sizeof(*v)) + cap(v.prints)*int(unsafe.Sizeof(valuePrint{})) +
+	n := int(unsafe.Sizeof(*v)) + cap(v.fingerprints)*int(unsafe.Sizeof(valueFingerprint{})) +
 		cap(v.hashed)*int(unsafe.Sizeof(hashedText{}))
 	for _, h := range v.hashed {
 		n += len(h.hash)

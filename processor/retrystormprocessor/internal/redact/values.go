@@ -19,28 +19,29 @@ import (
 // with a kept trace's decision for its late spans, and a cache of decisions should hold
 // no payload.
 type Values struct {
-	// prints are the forms of the values, each value's forms together, the first marked.
-	prints []valuePrint
-	// values is how many values the prints are the forms of; limit is the most that are
-	// hunted (Config.MaxValues), kept for Merge.
+	// fingerprints are the forms of the values, each value's forms together, the first
+	// marked.
+	fingerprints []valueFingerprint
+	// values is how many values the fingerprints are the forms of; limit is the most that
+	// are hunted (Config.MaxValues), kept for Merge.
 	values, limit int
 	// k is how many leading bytes of a value the prefix holds: the minimum length, at most 8.
 	k int
 	// hashed are the payload texts whose copies are marked with their attempt's hash, not
-	// their own (hashed.go): kept with the prints, so a kept trace's late spans mark copies
-	// as its spans did.
+	// their own (hashed.go): kept with the fingerprints, so a kept trace's late spans mark
+	// copies as its spans did.
 	hashed []hashedText
 	// followed is where following the model found payloads nobody listed, kept for the
 	// trace's late spans.
 	followed *Followed
 	// idx is built on the first scan, and not kept by Clone: a decision cache holds only
-	// the prints.
+	// the fingerprints.
 	idx *valueIndex
 }
 
-// valuePrint is one hunted form of a value: the first prefixLen bytes as an integer, the
-// length and a hash of the whole.
-type valuePrint struct {
+// valueFingerprint is one hunted form of a value: the first prefixLen bytes as an integer,
+// the length and a hash of the whole.
+type valueFingerprint struct {
 	prefix uint64
 	n      uint32
 	// first marks a value's first form: Merge adds or leaves out a value's forms together.
@@ -56,7 +57,7 @@ func (v *Values) Len() int {
 	if v == nil {
 		return 0
 	}
-	return len(v.prints)
+	return len(v.fingerprints)
 }
 
 // collector gathers the values of one trace before they are indexed.
@@ -66,14 +67,14 @@ type collector struct {
 	limit int
 	// seen holds the forms added, leaves the leaves met (true: hunted, false: past the
 	// limit), read the attribute strings read.
-	seen     map[uint64]struct{}
-	leaves   map[uint64]bool
-	read     map[uint64]struct{}
-	hunted   int
-	over     int
-	prints   []valuePrint
-	hashed   []hashedText
-	excluded []uint64
+	seen         map[uint64]struct{}
+	leaves       map[uint64]bool
+	read         map[uint64]struct{}
+	hunted       int
+	over         int
+	fingerprints []valueFingerprint
+	hashed       []hashedText
+	excluded     []uint64
 	// unquoted holds the strings decoded at each depth of a document, while they are read.
 	unquoted [][]byte
 }
@@ -92,7 +93,7 @@ func (c *collector) reset(minLen, limit int) {
 	clear(c.read)
 	clear(c.leaves)
 	c.hunted, c.over = 0, 0
-	c.prints = c.prints[:0]
+	c.fingerprints = c.fingerprints[:0]
 	c.hashed = c.hashed[:0]
 	c.excluded = c.excluded[:0]
 }
@@ -118,9 +119,9 @@ func (c *collector) dropExcluded() {
 			c.over--
 		}
 	}
-	kept := c.prints[:0]
+	kept := c.fingerprints[:0]
 	carry := false // the value's first form was dropped: the next of its forms is first
-	for _, p := range c.prints {
+	for _, p := range c.fingerprints {
 		if _, excluded := slices.BinarySearch(c.excluded, p.sum); excluded {
 			carry = carry || p.first
 			continue
@@ -129,7 +130,7 @@ func (c *collector) dropExcluded() {
 		carry = false
 		kept = append(kept, p)
 	}
-	c.prints = kept
+	c.fingerprints = kept
 }
 
 // addValue adds the leaves of an attribute value: the value itself when it is not a JSON
@@ -293,7 +294,7 @@ func (c *collector) addLeaf(s string) {
 			continue
 		}
 		c.seen[sum] = struct{}{}
-		c.prints = append(c.prints, valuePrint{prefix: prefixOf(f, c.minLen), n: uint32(len(f)), first: first, sum: sum})
+		c.fingerprints = append(c.fingerprints, valueFingerprint{prefix: prefixOf(f, c.minLen), n: uint32(len(f)), first: first, sum: sum})
 		first = false
 	}
 }
@@ -377,9 +378,9 @@ func prefixOf(s string, k int) uint64 {
 
 // build indexes what c gathered into v.
 func (c *collector) build(v *Values) {
-	v.prints = append(v.prints[:0], c.prints...)
+	v.fingerprints = append(v.fingerprints[:0], c.fingerprints...)
 	v.values = 0
-	for _, p := range v.prints {
+	for _, p := range v.fingerprints {
 		if p.first {
 			v.values++
 		}
@@ -391,7 +392,7 @@ func (c *collector) build(v *Values) {
 }
 
 // Unindexed drops the index v's scans built, and returns v: a decision cache keeps the
-// prints alone, not several KB of tables a trace; a later scan builds the index again.
+// fingerprints alone, not several KB of tables a trace; a later scan builds the index again.
 func (v *Values) Unindexed() *Values {
 	if v != nil {
 		v.idx = nil
@@ -407,13 +408,13 @@ func (v *Values) Clone() *Values {
 	if v.empty() {
 		return nil
 	}
-	return &Values{prints: slices.Clone(v.prints), hashed: slices.Clone(v.hashed), values: v.values, limit: v.limit, k: v.k,
+	return &Values{fingerprints: slices.Clone(v.fingerprints), hashed: slices.Clone(v.hashed), values: v.values, limit: v.limit, k: v.k,
 		followed: v.followed.clone()}
 }
 
 // empty reports whether v holds neither a value to hunt, a hashed text nor followed keys.
 func (v *Values) empty() bool {
-	return v == nil || len(v.prints) == 0 && len(v.hashed) == 0 && v.followed.empty()
+	return v == nil || len(v.fingerprints) == 0 && len(v.hashed) == 0 && v.followed.empty()
 }
 
 // Followed is where following the model found what no configuration lists: the
@@ -482,16 +483,16 @@ func (v *Values) Merge(other *Values, st *Stats) *Values {
 	out := v.Clone() // one processor: one minimum length, one limit
 	out.hashed = mergeHashed(out.hashed, other.hashed)
 	out.followed = out.followed.merge(other.followed)
-	known := make(map[uint64]struct{}, len(out.prints)+len(other.prints))
-	for _, p := range out.prints {
+	known := make(map[uint64]struct{}, len(out.fingerprints)+len(other.fingerprints))
+	for _, p := range out.fingerprints {
 		known[p.sum] = struct{}{}
 	}
-	for i := 0; i < len(other.prints); {
+	for i := 0; i < len(other.fingerprints); {
 		end := i + 1
-		for end < len(other.prints) && !other.prints[end].first {
+		for end < len(other.fingerprints) && !other.fingerprints[end].first {
 			end++
 		}
-		forms := other.prints[i:end]
+		forms := other.fingerprints[i:end]
 		i = end
 		added := false
 		for _, p := range forms {
@@ -504,7 +505,7 @@ func (v *Values) Merge(other *Values, st *Stats) *Values {
 			}
 			known[p.sum] = struct{}{}
 			p.first = !added
-			out.prints = append(out.prints, p)
+			out.fingerprints = append(out.fingerprints, p)
 			added = true
 		}
 		if added {

@@ -174,7 +174,7 @@ func (x *Extractor) readHashes(a *Attempt, attrs attrs) {
 	if s, ok := x.firstString(attrs, x.idemHash); ok && s != "" {
 		a.IdemHash = s
 	} else if s, ok := x.firstString(attrs, x.idemKey); ok && s != "" {
-		a.IdemHash = x.hasher.String(s)
+		a.IdemHash = x.hasher.RawDigest(s)
 	}
 	if a.ArgsHash != "" {
 		a.Present |= FieldArgsHash
@@ -260,7 +260,7 @@ func (x *Extractor) toolReport(attrs attrs) string {
 		}
 		s, ok := v.AsString(), true
 		if len(src.Path) > 0 {
-			s, ok = x.hasher.StringAt(v, src.Path)
+			s, ok = x.hasher.StringField(v, src.Path)
 		}
 		if !ok {
 			continue
@@ -285,7 +285,7 @@ type HashedText struct {
 
 // HashedTexts returns the texts whose copies in messages carry an attempt's ArgsHash and
 // ResultHash, empty where there is none or a hash was given instead: the first argument or
-// result source present, when it is a string read whole (the hash is its Hasher.Text
+// result source present, when it is a string read whole (the hash is its Hasher.TextDigest
 // digest), a string element read at a path (the same), or an array element holding exactly
 // one string (Listed). That last is how an SDK records a call's positional arguments:
 // OpenLLMetry writes a LangChain tool's arguments as {"args":["<JSON>"]}, and the model's
@@ -318,11 +318,6 @@ func (x *Extractor) copiedText(sources iter.Seq2[pcommon.Value, source]) HashedT
 		}
 		// A path source that is absent falls through, as the hash does; one present decides.
 		if s, listed, present := x.hasher.CopiedText(v, src.Path); present {
-			if !listed && x.hasher.HoldsEncodedDocument(s) {
-				// The element's hash is of the JSON string; a copy of s, the Hasher reads as
-				// the document inside: they differ, so s is named for no copy.
-				return HashedText{}
-			}
 			return HashedText{Text: s, Listed: listed && s != ""}
 		}
 	}
@@ -364,7 +359,7 @@ func (x *Extractor) firstString(attrs attrs, srcs []source) (string, bool) {
 			}
 			continue
 		}
-		if s, ok := x.hasher.StringAt(v, src.Path); ok {
+		if s, ok := x.hasher.StringField(v, src.Path); ok {
 			return s, true
 		}
 	}
@@ -373,7 +368,7 @@ func (x *Extractor) firstString(attrs attrs, srcs []source) (string, bool) {
 
 func (x *Extractor) firstDigest(sources iter.Seq2[pcommon.Value, source]) (string, bool) {
 	for v, src := range sources {
-		if h, ok := x.hasher.ValuePath(v, src.Path); ok {
+		if h, ok := x.hasher.PayloadDigest(v, src.Path); ok {
 			return h, true
 		}
 	}
@@ -382,7 +377,7 @@ func (x *Extractor) firstDigest(sources iter.Seq2[pcommon.Value, source]) (strin
 
 // argumentSources yields the argument sources present in attrs in the order they are
 // tried: those whose element holds something, in their configured order, then those whose
-// element is empty ({}, [] or "", Hasher.EmptyAt), in theirs. An empty element says
+// element is empty ({}, [] or "", Hasher.EmptyField), in theirs. An empty element says
 // nothing of the call when another source says something: OpenLLMetry records a function's
 // arguments as {"args":[…],"kwargs":{}} when positional and {"args":[],"kwargs":{…}} when
 // one object, so whichever of args and kwargs holds them is read; a call with none still
@@ -395,7 +390,7 @@ func (x *Extractor) argumentSources(attrs attrs) iter.Seq2[pcommon.Value, source
 			if !ok {
 				continue
 			}
-			if x.hasher.EmptyAt(v, src.Path) {
+			if x.hasher.EmptyField(v, src.Path) {
 				empty = true
 				continue
 			}
@@ -407,7 +402,7 @@ func (x *Extractor) argumentSources(attrs attrs) iter.Seq2[pcommon.Value, source
 			return
 		}
 		for _, src := range x.arguments {
-			if v, ok := attrs.get(src); ok && x.hasher.EmptyAt(v, src.Path) {
+			if v, ok := attrs.get(src); ok && x.hasher.EmptyField(v, src.Path) {
 				if !yield(v, src) {
 					return
 				}

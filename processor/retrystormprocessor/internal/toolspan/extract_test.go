@@ -357,7 +357,7 @@ func TestHashedTextsAreWhatCopiesCarry(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		attrs map[string]any
-		// wantArgs and wantRslt are the texts; digest says each is the Hasher.Text digest.
+		// wantArgs and wantRslt are the texts; digest says each is the Hasher.TextDigest digest.
 		wantArgs, wantRslt string
 		digest             bool
 	}{
@@ -381,12 +381,12 @@ func TestHashedTextsAreWhatCopiesCarry(t *testing.T) {
 			assert.Equal(t, tc.wantRslt, result.Text, "result text")
 			if args.Text != "" {
 				require.NotEmpty(t, a.ArgsHash)
-				assert.Equal(t, tc.digest, a.ArgsHash == hasher.Text(args.Text), "args hash is the text's digest")
+				assert.Equal(t, tc.digest, a.ArgsHash == hasher.TextDigest(args.Text), "args hash is the text's digest")
 				assert.Equal(t, !tc.digest, args.Listed, "args text listed")
 			}
 			if result.Text != "" {
 				require.NotEmpty(t, a.ResultHash)
-				assert.Equal(t, tc.digest, a.ResultHash == hasher.Text(result.Text), "result hash is the text's digest")
+				assert.Equal(t, tc.digest, a.ResultHash == hasher.TextDigest(result.Text), "result hash is the text's digest")
 				assert.Equal(t, !tc.digest, result.Listed, "result text listed")
 			}
 		})

@@ -45,14 +45,14 @@ func (x *Extractor) Fill(a *Attempt, told Told) {
 		a.Told |= FieldToolName
 	}
 	if a.ArgsHash == "" && told.HasArgs {
-		a.ArgsHash = x.hasher.Text(told.Args)
+		a.ArgsHash = x.hasher.TextDigest(told.Args)
 		a.Present |= FieldArgsHash
 		a.Told |= FieldArgsHash
 	}
 	resultError, text := false, ""
 	if a.ResultHash == "" && told.HasResult {
-		a.ResultHash = x.hasher.Text(told.Result)
-		a.ResultFingerprint = payload.PrintString(told.Result)
+		a.ResultHash = x.hasher.TextDigest(told.Result)
+		a.ResultFingerprint = payload.TextFingerprint(told.Result)
 		a.Present |= FieldResultHash
 		a.Told |= FieldResultHash
 		resultError, text = outcome.ScanResult(pcommon.NewValueStr(told.Result))

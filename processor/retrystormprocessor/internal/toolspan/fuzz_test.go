@@ -171,7 +171,7 @@ func FuzzHashedTexts(f *testing.F) {
 					list, _ := json.Marshal([]string{c.text.Text})
 					digested = string(list)
 				}
-				if hasher.Text(digested) != c.hash {
+				if hasher.TextDigest(digested) != c.hash {
 					t.Fatalf("HashedTexts names %+v for hash %s, which does not digest it", c.text, c.hash)
 				}
 			}

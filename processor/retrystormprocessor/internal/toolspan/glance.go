@@ -58,11 +58,15 @@ func (x *Extractor) Glance(span ptrace.Span) Glance {
 // returns its digest (when digest is set; otherwise a non-empty placeholder) and fingerprint.
 func (x *Extractor) resultDigest(attrs attrs, digest bool) (string, uint64) {
 	if s, ok := x.firstString(attrs, x.resultHash); ok && s != "" {
-		return s, payload.PrintString(s)
+		return s, payload.TextFingerprint(s)
 	}
 	for _, src := range x.result {
 		if v, ok := attrs.get(src); ok {
-			if h, p, ok := x.hasher.ValuePathPrint(v, src.Path, digest); ok {
+			if !digest {
+				if p, ok := x.hasher.ResultFingerprint(v, src.Path); ok {
+					return "-", p
+				}
+			} else if h, p, ok := x.hasher.ResultDigest(v, src.Path); ok {
 				return h, p
 			}
 		}
@@ -82,15 +86,15 @@ func (x *Extractor) ArgsDigest(span ptrace.Span) string {
 
 // ArgsIdentity tells attempts' args hashes apart without computing them. given is the hash
 // the span carries, as ArgsDigest returns it; otherwise fingerprint is the one
-// (Hasher.PathPrint) of the canonical JSON ArgsDigest would hash, and found is false where
-// no argument source yields one and ArgsDigest returns "".
+// (Hasher.DigestFingerprint) of the canonical JSON ArgsDigest would hash, and found is
+// false where no argument source yields one and ArgsDigest returns "".
 func (x *Extractor) ArgsIdentity(span ptrace.Span) (given string, fingerprint uint64, found bool) {
 	attrs := spanAttrs(span)
 	if s, ok := x.firstString(attrs, x.argsHash); ok && s != "" {
 		return s, 0, true
 	}
 	for v, src := range x.argumentSources(attrs) {
-		if p, ok := x.hasher.PathPrint(v, src.Path); ok {
+		if p, ok := x.hasher.DigestFingerprint(v, src.Path); ok {
 			return "", p, true
 		}
 	}

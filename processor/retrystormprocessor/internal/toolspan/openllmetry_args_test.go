@@ -25,14 +25,14 @@ func TestOpenLLMetryArgumentsAreReadWhereTheyAre(t *testing.T) {
 	}
 	card1 := tool(`{"args":[],"kwargs":{"card_number":"3056930009020044","amount_cents":7204}}`)
 	card2 := tool(`{"args":[],"kwargs":{"card_number":"3056930009027755","amount_cents":7204}}`)
-	assert.Equal(t, hasher.Text(`{"card_number":"3056930009020044","amount_cents":7204}`), card1.ArgsHash, "keyword arguments: the kwargs object")
+	assert.Equal(t, hasher.TextDigest(`{"card_number":"3056930009020044","amount_cents":7204}`), card1.ArgsHash, "keyword arguments: the kwargs object")
 	assert.NotEqual(t, card1.ArgsHash, card2.ArgsHash, "different keyword arguments hash apart")
 
 	positional := tool(`{"args":["3056930009020044",7204],"kwargs":{}}`)
-	assert.Equal(t, hasher.Text(`["3056930009020044",7204]`), positional.ArgsHash, "positional arguments: the args list")
+	assert.Equal(t, hasher.TextDigest(`["3056930009020044",7204]`), positional.ArgsHash, "positional arguments: the args list")
 
 	none := tool(`{"args":[],"kwargs":{}}`)
-	assert.Equal(t, hasher.Text(`[]`), none.ArgsHash, "no arguments: the first empty element, as before")
+	assert.Equal(t, hasher.TextDigest(`[]`), none.ArgsHash, "no arguments: the first empty element, as before")
 
 	for _, a := range []Attempt{card1, card2, positional, none} {
 		assert.Equal(t, a.ArgsHash, x.ArgsDigest(a.Span), "ArgsDigest reads the same source")
