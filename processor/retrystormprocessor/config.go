@@ -12,6 +12,12 @@ import (
 
 // Config is the configuration of the retry_storm processor.
 type Config struct {
+	// Buffering holds each trace until it can be decided and samples it (standalone mode).
+	// false takes every trace as released whole by a sampler before the processor (the
+	// tail_sampling processor with the retry_storm policy): each is kept and given the
+	// verdict as it arrives, and later spans of it take the late path; decision_wait,
+	// root_grace, max_trace_bytes and sampling are then not used. Default true.
+	Buffering bool `mapstructure:"buffering"`
 	// DecisionWait is the longest a trace is held after its first span. Default 30s.
 	DecisionWait time.Duration `mapstructure:"decision_wait"`
 	// RootGrace is how long a trace is held after its root span arrived, when that comes

@@ -63,6 +63,12 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{name: "", check: func(t *testing.T, cfg *Config) { assert.Equal(t, createDefaultConfig(), cfg) }},
 		{name: "full", check: checkFullConfig},
+		{name: "after_tail_sampling", check: func(t *testing.T, cfg *Config) {
+			assert.False(t, cfg.Buffering)
+			want := createDefaultConfig().(*Config)
+			want.Buffering = false
+			assert.Equal(t, want, cfg, "only buffering changes")
+		}},
 		{name: "inline_key", wantErr: []string{"hashing.key is not allowed: put the key in key_file or key_env"}},
 		{name: "both_keys", wantErr: []string{"hashing.key_file and hashing.key_env are mutually exclusive"}},
 		{name: "bad_durations", wantErr: []string{

@@ -43,6 +43,7 @@ func NewFactory() processor.Factory {
 func createDefaultConfig() component.Config {
 	fd := findings.DefaultConfig()
 	return &Config{
+		Buffering:        true,
 		DecisionWait:     defaultDecisionWait,
 		RootGrace:        defaultRootGrace,
 		MaxBufferedBytes: defaultMaxBufferedBytes,

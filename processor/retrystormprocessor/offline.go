@@ -41,6 +41,9 @@ func NewOfflineTraces(set processor.Settings, cfg *Config, next consumer.Traces)
 		return nil, err
 	}
 	offline := *cfg
+	// A file's traces are read request by request: they are held and decided whole
+	// whatever buffering says.
+	offline.Buffering = true
 	offline.DecisionWait = offlineWait
 	if offline.RootGrace > 0 {
 		offline.RootGrace = offlineWait

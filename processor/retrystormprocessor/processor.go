@@ -35,6 +35,9 @@ type retryStormProcessor struct {
 var _ processor.Traces = (*retryStormProcessor)(nil)
 
 func newRetryStormProcessor(set processor.Settings, cfg *Config, next consumer.Traces, opts ...buffer.Option) (*retryStormProcessor, error) {
+	if !cfg.Buffering {
+		opts = append(opts, buffer.WithReleasedTraces())
+	}
 	b, err := buffer.New(set.TelemetrySettings, cfg.bufferConfig(), next, opts...)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -56,7 +57,12 @@ func New(set component.TelemetrySettings, cfg Config, next consumer.Traces, opts
 	if err != nil {
 		return nil, fmt.Errorf("create retry_storm telemetry: %w", err)
 	}
-	policy, err := sample.NewPolicy(cfg.Sampling)
+	rates := cfg.Sampling
+	if o.released {
+		// Released traces were sampled already: every one is kept, at no threshold.
+		rates = sample.Rates{Clean: 100}
+	}
+	policy, err := sample.NewPolicy(rates)
 	if err != nil {
 		return nil, fmt.Errorf("build sampling policy: %w", err)
 	}
@@ -114,9 +120,15 @@ func (b *Buffer) newShards(key []byte, mem findings.ResultMemory, held *stalecac
 		maxDecisionBytes: min(maxDecisionBytes, keptShare/4),
 		droppedCache:     ceilDiv(b.cfg.DroppedTraces, n),
 	}
+	if b.opts.released {
+		// Nothing is held: each trace is decided in the step that brought it.
+		sc.released, sc.decisionWait = true, 0
+		sc.maxBytes, sc.maxTraceBytes = math.MaxInt64, math.MaxInt64
+	}
 	vc := verdict.Config{
 		Analysis: b.cfg.Analysis, Redaction: b.cfg.Redaction,
 		Redact: b.cfg.RedactPayloads, MaxTraceBytes: sc.maxTraceBytes,
+		Released: b.opts.released,
 	}
 	vc.Analysis.Key = key
 	shared := verdict.Shared{

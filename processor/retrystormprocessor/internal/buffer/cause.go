@@ -17,6 +17,9 @@ const (
 	CauseTraceBytes
 	// CauseShutdown: at shutdown, with everything still buffered.
 	CauseShutdown
+	// CauseReleased: as it arrived, released whole by a sampler before the processor
+	// (WithReleasedTraces).
+	CauseReleased
 )
 
 var causeNames = [...]string{
@@ -24,6 +27,7 @@ var causeNames = [...]string{
 	CauseMemoryPressure: metadata.AttributeEarlyCauseMemoryPressure,
 	CauseTraceBytes:     metadata.AttributeEarlyCauseTraceBytes,
 	CauseShutdown:       metadata.AttributeEarlyCauseShutdown,
+	CauseReleased:       "released",
 }
 
 func (c Cause) String() string { return causeNames[c] }

@@ -2,16 +2,17 @@ package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormp
 
 import "time"
 
-// Test seams. They are constructor options the processor passes on from its tests, never
-// configuration a user could set.
+// Constructor options: the mode `buffering: false` selects (WithReleasedTraces), and test
+// seams the processor passes on from its tests, never configuration a user could set.
 
 type options struct {
 	now         func() time.Time
 	synchronous bool
 	tick        time.Duration
+	released    bool
 }
 
-// Option is a test seam of New.
+// Option is an option of New.
 type Option func(*options)
 
 const defaultTick = 100 * time.Millisecond
@@ -34,4 +35,13 @@ func WithSynchronous() Option {
 // WithTick sets how often idle shards check deadlines.
 func WithTick(d time.Duration) Option {
 	return func(o *options) { o.tick = d }
+}
+
+// WithReleasedTraces takes every trace as released whole by a sampler before the buffer
+// (`buffering: false`, after tail_sampling): each is decided as soon as it arrives, kept
+// whatever it shows, its spans' tracestate left as they came; later spans of it take the
+// late path. Nothing is held, so neither memory pressure nor max_trace_bytes decides
+// anything early.
+func WithReleasedTraces() Option {
+	return func(o *options) { o.released = true }
 }

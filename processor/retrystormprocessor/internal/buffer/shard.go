@@ -116,6 +116,8 @@ type shardConfig struct {
 	// values (remember.go).
 	keptBytes, maxDecisionBytes int64
 	droppedCache                int
+	// released: every trace is decided as it arrives (WithReleasedTraces).
+	released bool
 }
 
 // shard owns the buffered traces whose ids hash to it, and everything about them: the byte
@@ -240,7 +242,12 @@ func (s *shard) step(pieces []spanset.Piece, arrived time.Time) {
 			s.lastArrival = arrived
 		}
 		for _, pc := range pieces {
-			if pt := s.ingest(pc, s.lastArrival); pt != nil && pt.bytes > s.cfg.maxTraceBytes {
+			pt := s.ingest(pc, s.lastArrival)
+			if pt != nil && s.cfg.released {
+				s.decide(pt, now, CauseReleased)
+				continue
+			}
+			if pt != nil && pt.bytes > s.cfg.maxTraceBytes {
 				// One trace must not take the shard's share: decided now, provisionally.
 				s.decide(pt, now, CauseTraceBytes)
 			}

@@ -39,6 +39,9 @@ type Config struct {
 	// MaxTraceBytes is the store's bound on one trace: calls held back across a
 	// provisional decision take at most a quarter of it (holdback.go).
 	MaxTraceBytes int64
+	// Released: the traces were sampled before (`buffering: false`); the policy keeps
+	// every one, and their tracestate is not stamped.
+	Released bool
 }
 
 // Shared is what every shard's Verdict shares.
@@ -268,6 +271,9 @@ func (v *Verdict) Decide(t *Trace, ex Examined, early bool, now time.Time) Outco
 		Tools:      tr.Tools,
 		TraceState: rootTraceState(tr.Tree),
 	}))
+	if v.cfg.Released {
+		d.Stamp = false
+	}
 	var held *spanset.Set
 	if d.Keep && early && t.Fragment {
 		held = v.holdBack(t, tr) // before the part is annotated: held calls go on
