@@ -14,10 +14,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/inbound"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"

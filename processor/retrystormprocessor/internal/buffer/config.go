@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 // Config is what the buffer is built from: the processor's configuration, validated, in the

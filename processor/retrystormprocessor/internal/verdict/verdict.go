@@ -17,12 +17,12 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
