@@ -2,8 +2,8 @@ package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormp
 
 import "time"
 
-// Constructor options: the mode `buffering: false` selects (WithReleasedTraces), and test
-// seams the processor passes on from its tests, never configuration a user could set.
+// Constructor options: the clock (WithClock), the mode `buffering: false` selects
+// (WithReleasedTraces), and test seams the processor passes on from its tests.
 
 type options struct {
 	now         func() time.Time
@@ -21,7 +21,8 @@ func defaultOptions() options {
 	return options{now: time.Now, tick: defaultTick}
 }
 
-// WithClock replaces the clock that stamps arrivals and decides deadlines.
+// WithClock replaces the clock that stamps arrivals and decides deadlines: tests drive it,
+// and the offline scan (NewOfflineTraces) runs the buffer on a clock of its own.
 func WithClock(now func() time.Time) Option {
 	return func(o *options) { o.now = now }
 }
