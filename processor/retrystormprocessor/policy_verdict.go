@@ -1,0 +1,141 @@
+package retrystormprocessor // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor"
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
+)
+
+// Verdict is what the analysis makes of one whole trace, as a sampling policy.
+type Verdict struct {
+	// Keep is true when the trace shows a signal whose keep_percent its trace id passes.
+	Keep bool
+	// Reason is the signal the decision read (storm, tool_error, divergence, span_error,
+	// incomplete: the one with the most generous rate, ties broken in that order), or
+	// clean for a trace with none.
+	Reason string
+	// Threshold is the consistent-sampling threshold the trace id was compared with:
+	// always-sample for a signal at 100%, never-sample for a clean trace.
+	Threshold sampling.Threshold
+}
+
+// TraceVerdict runs the retry_storm processor's analysis on whole traces another sampler
+// holds, and samples the traces it finds a signal in at that signal's keep_percent,
+// decided on the trace id as the processor decides. It is safe for concurrent use.
+type TraceVerdict struct {
+	engine *verdictEngine
+	policy *decision.Policy
+}
+
+// verdictEngine is what every TraceVerdict made from one configuration shares: the
+// analyzers, each used by one evaluation at a time, and the stale-cache memory.
+type verdictEngine struct {
+	logger    *zap.Logger
+	analyzers sync.Pool
+	// memory is the cross-trace result memory of the stale-cache check; nil when
+	// divergence.stale_cache.remembered_results is 0.
+	memory *stalecache.Memory
+}
+
+// NewTraceVerdict validates cfg and returns its TraceVerdict. key is the HMAC key of the
+// payload hashes (PolicyConfig.ReadKey; nil: plain SHA-256).
+func NewTraceVerdict(set component.TelemetrySettings, cfg *PolicyConfig, key []byte) (*TraceVerdict, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	logger := set.Logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	if key != nil && len(key) < minKeyBytes {
+		logger.Warn("hashing key is short; hashes of low-entropy arguments are easier to brute-force",
+			zap.Int("hashing.key.min_bytes", minKeyBytes))
+	}
+	e := &verdictEngine{logger: logger}
+	// A typed nil in the interface would turn the check on: mem stays nil unless remembered.
+	var mem findings.ResultMemory
+	if n := cfg.Divergence.StaleCache.RememberedResults; n > 0 {
+		// No suspect is held (stalecache.HoldSuspects): a sampler's decision is final, so a
+		// finding found later could not change it.
+		e.memory = stalecache.New(n)
+		mem = e.memory
+	}
+	ac := cfg.processorConfig().analysisConfig(key)
+	e.analyzers.New = func() any { return analysis.New(ac, mem) }
+	return e.withKeepPercent(cfg.KeepPercent)
+}
+
+// WithKeepPercent returns a TraceVerdict with other keep rates that shares v's analyzers
+// and stale-cache memory: every policy of one extension sees every trace's results.
+func (v *TraceVerdict) WithKeepPercent(kp KeepPercentConfig) (*TraceVerdict, error) {
+	if err := kp.validate("keep_percent"); err != nil {
+		return nil, err
+	}
+	return v.engine.withKeepPercent(kp)
+}
+
+func (e *verdictEngine) withKeepPercent(kp KeepPercentConfig) (*TraceVerdict, error) {
+	// Clean traces are left to the sampler's other policies: clean_percent 0. The
+	// tracestate is not read (Evaluate passes none): the decision is the trace id's.
+	policy, err := decision.NewPolicy(samplingRates(&SamplingConfig{KeepPercent: kp}))
+	if err != nil {
+		return nil, fmt.Errorf("build retry_storm policy rates: %w", err)
+	}
+	return &TraceVerdict{engine: e, policy: policy}, nil
+}
+
+// Stateful reports that a verdict can depend on traces evaluated before: the stale-cache
+// memory is on.
+func (v *TraceVerdict) Stateful() bool { return v.engine.memory != nil }
+
+// Evaluate analyses td, the spans of one trace, and decides it. It never modifies td. An
+// error means the analysis failed on td (a bug met by odd input, recovered): the trace is
+// not kept for it.
+func (v *TraceVerdict) Evaluate(td ptrace.Traces) (out Verdict, err error) {
+	an := v.engine.analyzers.Get().(*analysis.Analyzer)
+	defer func() {
+		if r := recover(); r != nil {
+			// The analyzer's scratch space may be half written: it is not reused.
+			v.engine.logger.Error("retry_storm policy: analysis failed on a trace; it is not kept for a signal",
+				zap.Any("panic", r))
+			out, err = Verdict{Reason: string(decision.ReasonClean), Threshold: sampling.NeverSampleThreshold},
+				fmt.Errorf("analyse trace for the retry_storm policy: %v", r)
+			return
+		}
+		v.engine.analyzers.Put(an)
+	}()
+	return v.decide(an, td), nil
+}
+
+// decide runs the processor's steps on a whole trace: triage, and analysis unless triage
+// proved the trace clean; a trace proven clean still has its results remembered for the
+// stale-cache check, as the processor remembers those of the clean traces it drops.
+func (v *TraceVerdict) decide(an *analysis.Analyzer, td ptrace.Traces) Verdict {
+	q := an.TriageIndexed(an.Index(td))
+	defer an.Recycle(q)
+	if q.Clean {
+		settled := an.Settle(q, "")
+		an.RememberClean(settled)
+		return v.verdict(decision.Input{TraceID: settled.TraceID})
+	}
+	tr := an.AnalyzeTree(q.Tree)
+	return v.verdict(decision.Input{TraceID: tr.TraceID, Signals: signalsOfAnalysis(tr.Signals), Tools: tr.Tools})
+}
+
+func (v *TraceVerdict) verdict(in decision.Input) Verdict {
+	d := v.policy.Decide(in)
+	return Verdict{Keep: d.Keep, Reason: string(d.Reason), Threshold: d.Threshold}
+}
+
+func signalsOfAnalysis(s analysis.Signals) decision.Signals {
+	return decision.Signals{s.Storm, s.ToolError, s.Divergence, s.SpanError, s.Incomplete}
+}
