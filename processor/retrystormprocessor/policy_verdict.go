@@ -10,8 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decision"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
@@ -33,7 +33,7 @@ type Verdict struct {
 // decided on the trace id as the processor decides. It is safe for concurrent use.
 type TraceVerdict struct {
 	engine *verdictEngine
-	policy *decision.Policy
+	policy *sample.Policy
 }
 
 // verdictEngine is what every TraceVerdict made from one configuration shares: the
@@ -86,7 +86,7 @@ func (v *TraceVerdict) WithKeepPercent(kp KeepPercentConfig) (*TraceVerdict, err
 func (e *verdictEngine) withKeepPercent(kp KeepPercentConfig) (*TraceVerdict, error) {
 	// Clean traces are left to the sampler's other policies: clean_percent 0. The
 	// tracestate is not read (Evaluate passes none): the decision is the trace id's.
-	policy, err := decision.NewPolicy(samplingRates(&SamplingConfig{KeepPercent: kp}))
+	policy, err := sample.NewPolicy(samplingRates(&SamplingConfig{KeepPercent: kp}))
 	if err != nil {
 		return nil, fmt.Errorf("build retry_storm policy rates: %w", err)
 	}
@@ -107,7 +107,7 @@ func (v *TraceVerdict) Evaluate(td ptrace.Traces) (out Verdict, err error) {
 			// The analyzer's scratch space may be half written: it is not reused.
 			v.engine.logger.Error("retry_storm policy: analysis failed on a trace; it is not kept for a signal",
 				zap.Any("panic", r))
-			out, err = Verdict{Reason: string(decision.ReasonClean), Threshold: sampling.NeverSampleThreshold},
+			out, err = Verdict{Reason: string(sample.ReasonClean), Threshold: sampling.NeverSampleThreshold},
 				fmt.Errorf("analyse trace for the retry_storm policy: %v", r)
 			return
 		}
@@ -125,17 +125,17 @@ func (v *TraceVerdict) decide(an *analysis.Analyzer, td ptrace.Traces) Verdict {
 	if q.Clean {
 		settled := an.Settle(q, "")
 		an.RememberClean(settled)
-		return v.verdict(decision.Input{TraceID: settled.TraceID})
+		return v.verdict(sample.Input{TraceID: settled.TraceID})
 	}
 	tr := an.AnalyzeTree(q.Tree)
-	return v.verdict(decision.Input{TraceID: tr.TraceID, Signals: signalsOfAnalysis(tr.Signals), Tools: tr.Tools})
+	return v.verdict(sample.Input{TraceID: tr.TraceID, Signals: signalsOfAnalysis(tr.Signals), Tools: tr.Tools})
 }
 
-func (v *TraceVerdict) verdict(in decision.Input) Verdict {
+func (v *TraceVerdict) verdict(in sample.Input) Verdict {
 	d := v.policy.Decide(in)
 	return Verdict{Keep: d.Keep, Reason: string(d.Reason), Threshold: d.Threshold}
 }
 
-func signalsOfAnalysis(s analysis.Signals) decision.Signals {
-	return decision.Signals{s.Storm, s.ToolError, s.Divergence, s.SpanError, s.Incomplete}
+func signalsOfAnalysis(s analysis.Signals) sample.Signals {
+	return sample.Signals{s.Storm, s.ToolError, s.Divergence, s.SpanError, s.Incomplete}
 }
