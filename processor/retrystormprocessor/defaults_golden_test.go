@@ -20,7 +20,8 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files from the
 var engineDefaultsGolden = filepath.Join("internal", "buffer", "testdata", "factory_defaults.golden")
 
 func TestBufferTestConfigFollowsTheFactoryDefaults(t *testing.T) {
-	got := fmt.Sprintf("%#v\n", createDefaultConfig().(*Config).bufferConfig())
+	cfg := createDefaultConfig().(*Config)
+	got := fmt.Sprintf("%#v\n%#v\n", cfg.bufferConfig(), cfg.verdictConfig())
 	if *updateGolden {
 		require.NoError(t, os.WriteFile(engineDefaultsGolden, []byte(got), 0o600))
 	}

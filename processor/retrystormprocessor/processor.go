@@ -14,7 +14,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 var errNotStarted = errors.New("retry_storm processor is not started")
@@ -24,7 +26,7 @@ var errNotStarted = errors.New("retry_storm processor is not started")
 type retryStormProcessor struct {
 	cfg    *Config
 	logger *zap.Logger
-	buffer *buffer.Buffer
+	buffer *buffer.Buffer[verdict.Notes, verdict.Kept]
 
 	started  atomic.Bool
 	stopped  atomic.Bool
@@ -38,16 +40,21 @@ func newRetryStormProcessor(set processor.Settings, cfg *Config, next consumer.T
 	if !cfg.Buffering {
 		opts = append(opts, buffer.WithReleasedTraces())
 	}
-	b, err := buffer.New(set.TelemetrySettings, cfg.bufferConfig(), next, opts...)
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("create retry_storm telemetry: %w", err)
+	}
+	// The store (buffer) holds traces until they are due; the verdicts decide them.
+	verdicts, err := verdict.NewVerdicts(cfg.verdictConfig(), tb, set.Logger)
 	if err != nil {
 		return nil, err
 	}
+	b := buffer.New(set.Logger, tb, cfg.bufferConfig(), verdicts, next, opts...)
 	return &retryStormProcessor{cfg: cfg, logger: set.Logger, buffer: b}, nil
 }
 
-// bufferConfig is the buffer's configuration; the HMAC key is given at start.
+// bufferConfig is the store's configuration.
 func (cfg *Config) bufferConfig() buffer.Config {
-	sc := cfg.Divergence.StaleCache
 	return buffer.Config{
 		DecisionWait:     cfg.DecisionWait,
 		RootGrace:        cfg.RootGrace,
@@ -57,15 +64,23 @@ func (cfg *Config) bufferConfig() buffer.Config {
 		KeptTraces:       cfg.DecisionCache.KeptTraces,
 		KeptBytes:        cfg.DecisionCache.KeptBytes,
 		DroppedTraces:    cfg.DecisionCache.DroppedTraces,
-		Sampling:         samplingRates(&cfg.Sampling),
-		RedactPayloads:   cfg.Hashing.RedactPayloads,
-		Analysis:         cfg.analysisConfig(nil),
-		Redaction:        cfg.redactConfig(),
-		StaleCache: buffer.StaleCacheConfig{
+		ClientInputs:     cfg.clientInputKeys(),
+	}
+}
+
+// verdictConfig is the verdicts' configuration; the HMAC key is given at start.
+func (cfg *Config) verdictConfig() verdict.Config {
+	sc := cfg.Divergence.StaleCache
+	return verdict.Config{
+		Sampling:       samplingRates(&cfg.Sampling),
+		RedactPayloads: cfg.Hashing.RedactPayloads,
+		Analysis:       cfg.analysisConfig(nil),
+		Redaction:      cfg.redactConfig(),
+		StaleCache: verdict.StaleCacheConfig{
 			RememberedResults: sc.RememberedResults, MinAge: sc.MinAge,
 			RecheckWindow: sc.RecheckWindow, HeldSuspects: sc.HeldSuspects,
 		},
-		ClientInputs: cfg.clientInputKeys(),
+		Released: !cfg.Buffering,
 	}
 }
 

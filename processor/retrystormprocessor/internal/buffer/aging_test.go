@@ -125,7 +125,7 @@ func forwardedSpans(tds []ptrace.Traces) map[pcommon.TraceID][]string {
 
 // internedShare counts the attribute keys of pt's decoded spans, and those that point into
 // the shard's key table.
-func internedShare(sh *shard, pt *pendingTrace) (n, shared int) {
+func internedShare(sh *testShard, pt *testTrace) (n, shared int) {
 	for _, s := range pt.set.All() {
 		for k := range s.Attributes().All() {
 			n++
@@ -140,7 +140,7 @@ func internedShare(sh *shard, pt *pendingTrace) (n, shared int) {
 // pressuredStorm starts a harness whose buffer holds a retried call waiting for its root
 // (buffertest.TraceID(1)) and three clean waiting traces at most, and lets the storm wait until it is
 // packed; the traces that follow press on the buffer.
-func pressuredStorm(t *testing.T) (*harness, *Config, pcommon.TraceID) {
+func pressuredStorm(t *testing.T) (*harness, *testCfg, pcommon.TraceID) {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	retry := pieceSize(buffertest.WithoutRoot(retryTrace(buffertest.TraceID(0))))
@@ -171,7 +171,7 @@ func TestPressureDecodesAPackedWaitingTraceToJudgeIt(t *testing.T) {
 	assert.Equal(t, signalled, pt.state, "examined from its packed spans, and set aside")
 	assert.Nil(t, pt.packed)
 	assert.Equal(t, 2, pt.set.Len())
-	assert.Len(t, pt.arrivals, 2)
+	assert.Len(t, pt.notes.Arrivals(), 2)
 	assert.NotContains(t, sh.traces, buffertest.TraceID(2), "the packed clean trace was shed")
 	assert.Zero(t, h.Sum(metadata.MetricSpansDropped, causeAttr(DropUnpackError)))
 	h.Conservation()
@@ -332,10 +332,10 @@ func TestPackedThenDecodedSpansKeepArrivalOrder(t *testing.T) {
 		var out []string
 		if !keep {
 			require.Nil(t, pt.packed, "settling decodes")
-			require.Len(t, pt.arrivals, 4)
+			require.Len(t, pt.notes.Arrivals(), 4)
 			var spans []ptrace.Span
 			for _, s := range pt.set.All() {
-				assert.Equal(t, s.SpanID(), pt.arrivals[len(spans)].ID, "the notes follow the spans")
+				assert.Equal(t, s.SpanID(), pt.notes.Arrivals()[len(spans)].ID, "the notes follow the spans")
 				spans = append(spans, s)
 			}
 			out = describe(spans)

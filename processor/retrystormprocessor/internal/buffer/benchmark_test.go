@@ -104,12 +104,12 @@ func (g *agentTraffic) batch(n int, rootless bool) []ptrace.Traces {
 	return out
 }
 
-func newBenchBuffer(b *testing.B, shards int, opts ...Option) *Buffer {
-	return newBenchBufferWith(b, shards, func(*Config) {}, opts...)
+func newBenchBuffer(b *testing.B, shards int, opts ...Option) *testBuffer {
+	return newBenchBufferWith(b, shards, func(*testCfg) {}, opts...)
 }
 
 // newBenchBufferWith is newBenchBuffer with configure applied to its configuration.
-func newBenchBufferWith(b *testing.B, shards int, configure func(*Config), opts ...Option) *Buffer {
+func newBenchBufferWith(b *testing.B, shards int, configure func(*testCfg), opts ...Option) *testBuffer {
 	cfg := testConfig()
 	configure(cfg)
 	cfg.NumShards = shards
@@ -118,10 +118,7 @@ func newBenchBufferWith(b *testing.B, shards int, configure func(*Config), opts 
 	cfg.MaxBufferedBytes = 16 << 30
 	fixed := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	opts = append([]Option{WithClock(func() time.Time { return fixed })}, opts...)
-	p, err := New(componenttest.NewNopTelemetrySettings(), *cfg, consumertest.NewNop(), opts...)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := newTestBuffer(b, componenttest.NewNopTelemetrySettings(), cfg, consumertest.NewNop(), opts...)
 	if err := p.Start(nil); err != nil {
 		b.Fatal(err)
 	}
@@ -130,7 +127,7 @@ func newBenchBufferWith(b *testing.B, shards int, configure func(*Config), opts 
 }
 
 // hold buffers at least spans spans in rootless traces that stay undecided.
-func hold(b *testing.B, p *Buffer, g *agentTraffic, spans int) {
+func hold(b *testing.B, p *testBuffer, g *agentTraffic, spans int) {
 	for held := 0; held < spans; {
 		td := g.trace(true)
 		held += td.SpanCount()
@@ -171,7 +168,7 @@ func BenchmarkKeptTraceRedaction(b *testing.B) {
 	for _, traffic := range []string{"conversation", "agentsim"} {
 		for _, redact := range []bool{false, true} {
 			b.Run(fmt.Sprintf("traffic=%s/redact=%v", traffic, redact), func(b *testing.B) {
-				p := newBenchBufferWith(b, 1, func(cfg *Config) {
+				p := newBenchBufferWith(b, 1, func(cfg *testCfg) {
 					cfg.Sampling.Clean = 100
 					cfg.RedactPayloads = redact
 				}, WithSynchronous())
@@ -310,7 +307,7 @@ func BenchmarkPackUnpack(b *testing.B) {
 		td := ptrace.NewTraces()
 		traces[i%len(traces)].CopyTo(td)
 		i++
-		pt := &pendingTrace{set: spanset.FromTraces(td)}
+		pt := &testTrace{set: spanset.FromTraces(td)}
 		spans += pt.set.Len()
 		b.StartTimer()
 		sh.pack(pt)

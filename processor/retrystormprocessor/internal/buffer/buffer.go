@@ -9,35 +9,33 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/held"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/inbound"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // ErrShutDown is returned for spans offered once shutdown has begun.
 var ErrShutDown = errors.New("retry_storm processor is shut down")
 
-// Buffer routes spans to shards by trace id. It holds no trace state itself.
-type Buffer struct {
-	cfg    Config
-	next   consumer.Traces
-	logger *zap.Logger
-	tel    *telemetry
-	opts   options
-	policy *sample.Policy
+// Buffer routes spans to shards by trace id. It holds no trace state itself. Each shard
+// has its verdict from verdicts (V and K: held.Verdict).
+type Buffer[V, K any] struct {
+	cfg      Config
+	next     consumer.Traces
+	logger   *zap.Logger
+	tel      *telemetry
+	opts     options
+	verdicts held.Verdicts[V, K]
 	// inbound takes client annotations out of every request (processor README, "Security").
 	inbound *inbound.Filter
 
-	shards    []*shard
+	shards    []*shard[V, K]
 	ctx       context.Context // forwarding context, cancelled when shutdown runs out of time
 	cancel    context.CancelFunc
 	finishing chan struct{}
@@ -47,52 +45,34 @@ type Buffer struct {
 	room    chan struct{}
 }
 
-// New returns a Buffer that forwards what it keeps to next; Start starts it.
-func New(set component.TelemetrySettings, cfg Config, next consumer.Traces, opts ...Option) (*Buffer, error) {
+// New returns a Buffer that has verdicts decide what it holds and forwards what they keep
+// to next; Start starts it. tb is the processor's telemetry, which the verdicts record on
+// too.
+func New[V, K any](logger *zap.Logger, tb *metadata.TelemetryBuilder, cfg Config, verdicts held.Verdicts[V, K], next consumer.Traces, opts ...Option) *Buffer[V, K] {
 	o := defaultOptions()
 	for _, opt := range opts {
 		opt(&o)
 	}
-	tel, err := newTelemetry(set)
-	if err != nil {
-		return nil, fmt.Errorf("create retry_storm telemetry: %w", err)
-	}
-	rates := cfg.Sampling
-	if o.released {
-		// Released traces were sampled already: every one is kept, at no threshold.
-		rates = sample.Rates{Clean: 100}
-	}
-	policy, err := sample.NewPolicy(rates)
-	if err != nil {
-		return nil, fmt.Errorf("build sampling policy: %w", err)
-	}
-	return &Buffer{
-		cfg: cfg, next: next, logger: set.Logger, tel: tel, opts: o, policy: policy,
+	return &Buffer[V, K]{
+		cfg: cfg, next: next, logger: logger, tel: newTelemetry(tb), opts: o, verdicts: verdicts,
 		inbound:   inbound.New(cfg.ClientInputs),
 		finishing: make(chan struct{}),
 		room:      make(chan struct{}, 1),
-	}, nil
+	}
 }
 
 // Start makes the shards and starts one goroutine per shard. key is the HMAC key of the
 // payload hashes, read at start (nil: plain SHA-256).
-func (b *Buffer) Start(key []byte) error {
-	var mem findings.ResultMemory
-	var held *stalecache.Memory
-	if sc := b.cfg.StaleCache; sc.RememberedResults > 0 {
-		held = stalecache.New(sc.RememberedResults)
-		held.HoldSuspects(stalecache.Holding{MinAge: sc.MinAge, Window: sc.RecheckWindow, Max: sc.HeldSuspects, Now: b.opts.now})
-		mem = held
+func (b *Buffer[V, K]) Start(key []byte) error {
+	sc := b.shardConfig()
+	if err := b.verdicts.Start(key, b.opts.now, sc.maxTraceBytes); err != nil {
+		return err
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.shards = b.newShards(key, mem, held)
+	b.shards = b.newShards(sc)
 	if err := b.tel.b.RegisterBufferedCallback(b.buffered); err != nil {
 		b.cancel()
 		return fmt.Errorf("register retry_storm buffered gauges: %w", err)
-	}
-	if err := b.tel.verdict.Register(); err != nil {
-		b.cancel()
-		return fmt.Errorf("register retry_storm observable counters: %w", err)
 	}
 	if !b.opts.synchronous {
 		for _, s := range b.shards {
@@ -102,11 +82,17 @@ func (b *Buffer) Start(key []byte) error {
 	return nil
 }
 
-func (b *Buffer) newShards(key []byte, mem findings.ResultMemory, held *stalecache.Memory) []*shard {
-	n := b.cfg.NumShards
-	if n == 0 {
-		n = runtime.GOMAXPROCS(0)
+// numShards is the number of shards: num_shards, or GOMAXPROCS.
+func (b *Buffer[V, K]) numShards() int {
+	if b.cfg.NumShards == 0 {
+		return runtime.GOMAXPROCS(0)
 	}
+	return b.cfg.NumShards
+}
+
+// shardConfig is each shard's share of the configuration.
+func (b *Buffer[V, K]) shardConfig() shardConfig {
+	n := b.numShards()
 	share := max(b.cfg.MaxBufferedBytes/int64(n), 1)
 	keptShare := b.cfg.KeptBytes / int64(n)
 	sc := shardConfig{
@@ -125,25 +111,19 @@ func (b *Buffer) newShards(key []byte, mem findings.ResultMemory, held *stalecac
 		sc.released, sc.decisionWait = true, 0
 		sc.maxBytes, sc.maxTraceBytes = math.MaxInt64, math.MaxInt64
 	}
-	vc := verdict.Config{
-		Analysis: b.cfg.Analysis, Redaction: b.cfg.Redaction,
-		Redact: b.cfg.RedactPayloads, MaxTraceBytes: sc.maxTraceBytes,
-		Released: b.opts.released,
-	}
-	vc.Analysis.Key = key
-	shared := verdict.Shared{
-		Policy: b.policy, Memory: mem, Held: held, Tel: b.tel.verdict, Logger: b.logger,
-		LateLog: loglimit.New(lateSignalLogEvery),
-	}
+	return sc
+}
+
+func (b *Buffer[V, K]) newShards(sc shardConfig) []*shard[V, K] {
 	evictLog := loglimit.New(evictionLogEvery)
-	shards := make([]*shard, n)
+	shards := make([]*shard[V, K], b.numShards())
 	for i := range shards {
-		shards[i] = &shard{
+		shards[i] = &shard[V, K]{
 			cfg: sc, now: b.opts.now, ctx: b.ctx, next: b.next, tel: b.tel, logger: b.logger,
 			room:     b.room,
 			evictLog: evictLog,
 		}
-		shards[i].init(vc, shared)
+		shards[i].init(b.verdicts.Shard())
 	}
 	return shards
 }
@@ -160,7 +140,7 @@ func traceBytesBound(maxTraceBytes, share int64) int64 {
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // buffered sums the shards' gauges for the meter.
-func (b *Buffer) buffered() (bytes, traces, spans int64) {
+func (b *Buffer[V, K]) buffered() (bytes, traces, spans int64) {
 	for _, s := range b.shards {
 		bytes += s.gauges.bytes.Load()
 		traces += s.gauges.traces.Load()
@@ -171,7 +151,7 @@ func (b *Buffer) buffered() (bytes, traces, spans int64) {
 
 // ConsumeTraces only routes: it cuts td by trace id, taking the client annotations out on
 // the way, and hands each shard its pieces.
-func (b *Buffer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+func (b *Buffer[V, K]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	at := b.opts.now()
 	var removed inbound.Counts
 	routed := route(td, len(b.shards), b.inbound, &removed)
@@ -193,7 +173,7 @@ func (b *Buffer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 // room keeps it until the send, so the sends are made only once every shard concerned has
 // room; until then handOver waits for a shard to take an input, the caller's context, or
 // shutdown.
-func (b *Buffer) handOver(ctx context.Context, routed [][]spanset.Piece, at time.Time) error {
+func (b *Buffer[V, K]) handOver(ctx context.Context, routed [][]spanset.Piece, at time.Time) error {
 	for {
 		b.handoff.Lock()
 		fits := true
@@ -232,7 +212,7 @@ const roomPoll = time.Millisecond
 // Shutdown decides every buffered trace and forwards what is kept. When ctx ends first, the
 // forwarding context is cancelled, the rest is dropped and counted, and the error returned;
 // shard goroutines end as soon as the next consumer returns. It is called once, after Start.
-func (b *Buffer) Shutdown(ctx context.Context) error {
+func (b *Buffer[V, K]) Shutdown(ctx context.Context) error {
 	defer b.tel.b.Shutdown()
 	defer b.cancel()
 	if b.opts.synchronous {
@@ -255,7 +235,7 @@ func (b *Buffer) Shutdown(ctx context.Context) error {
 
 // CatchUp waits until every shard has ingested what was routed to it so far and decided
 // what is due at the current clock. Tests use it with an injected clock.
-func (b *Buffer) CatchUp(ctx context.Context) error {
+func (b *Buffer[V, K]) CatchUp(ctx context.Context) error {
 	for _, s := range b.shards {
 		if b.opts.synchronous {
 			s.step(nil, time.Time{})

@@ -8,16 +8,15 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // decideDue decides every trace whose deadline has passed: decision_wait after its first
 // span, or root_grace after its root arrived, whichever comes first.
-func (s *shard) decideDue(now time.Time) {
-	byFirst := func(pt *pendingTrace) time.Time { return pt.first.Add(s.cfg.decisionWait) }
+func (s *shard[V, K]) decideDue(now time.Time) {
+	byFirst := func(pt *pendingTrace[V, K]) time.Time { return pt.first.Add(s.cfg.decisionWait) }
 	s.expire(&s.arrivals, now, byFirst)
 	s.expire(&s.flagged, now, byFirst)
-	s.expire(&s.roots, now, func(pt *pendingTrace) time.Time { return pt.rootAt.Add(s.cfg.rootGrace) })
+	s.expire(&s.roots, now, func(pt *pendingTrace[V, K]) time.Time { return pt.rootAt.Add(s.cfg.rootGrace) })
 	// rooted and setAside are read only under pressure: let go of what deadlines decided
 	// meanwhile.
 	s.oldestUndecided(&s.rooted)
@@ -26,7 +25,7 @@ func (s *shard) decideDue(now time.Time) {
 
 // expire pops a queue while its front is due or already decided. Deadlines in one queue
 // are a constant offset from a non-decreasing clock, so the front is the earliest.
-func (s *shard) expire(q *fifo.Queue[*pendingTrace], now time.Time, deadline func(*pendingTrace) time.Time) {
+func (s *shard[V, K]) expire(q *fifo.Queue[*pendingTrace[V, K]], now time.Time, deadline func(*pendingTrace[V, K]) time.Time) {
 	for {
 		pt, ok := q.Front()
 		if !ok || (pt.state != decided && deadline(pt).After(now)) {
@@ -50,7 +49,7 @@ func (s *shard) expire(q *fifo.Queue[*pendingTrace], now time.Time, deadline fun
 // whose first spans came in the current input is not judged on them while a set-aside
 // trace can be flushed instead: a buffer full of storms would otherwise decide each new
 // trace from its first request (a root may come first, its attempts next).
-func (s *shard) relievePressure(now time.Time) {
+func (s *shard[V, K]) relievePressure(now time.Time) {
 	for s.bytes > s.cfg.maxBytes {
 		root, rooted := s.oldestUnjudged(&s.rooted)
 		frag, fragment := s.oldestUnjudged(&s.arrivals)
@@ -76,13 +75,13 @@ func (s *shard) relievePressure(now time.Time) {
 
 // judge examines a trace under memory pressure: one that looks clean is decided, one that
 // shows a signal is set aside and queued in aside.
-func (s *shard) judge(pt *pendingTrace, now time.Time, aside *fifo.Queue[*pendingTrace]) {
-	var ex verdict.Examined
+func (s *shard[V, K]) judge(pt *pendingTrace[V, K], now time.Time, aside *fifo.Queue[*pendingTrace[V, K]]) {
+	signal := pt.errorSeen
 	if !pt.errorSeen {
-		ex = s.verdict.Examine(s.trace(pt))
+		signal = s.verdict.Examine(&pt.notes, s.trace(pt))
 	}
-	if pt.errorSeen || ex.Signal() {
-		s.verdict.Recycle(ex)
+	if signal {
+		s.verdict.Recycle(&pt.notes)
 		pt.state = signalled
 		aside.Push(pt)
 		// Set aside, it waits for its deadline to be read: what examine decoded is
@@ -92,13 +91,13 @@ func (s *shard) judge(pt *pendingTrace, now time.Time, aside *fifo.Queue[*pendin
 		}
 		return
 	}
-	s.decideWith(pt, now, ex, CauseMemoryPressure)
+	s.decideWith(pt, now, true, CauseMemoryPressure)
 }
 
 // decideSetAside decides the oldest trace memory pressure set aside, a complete one first,
 // and reports whether there was one.
-func (s *shard) decideSetAside(now time.Time) bool {
-	for _, q := range []*fifo.Queue[*pendingTrace]{&s.setAside, &s.flagged} {
+func (s *shard[V, K]) decideSetAside(now time.Time) bool {
+	for _, q := range []*fifo.Queue[*pendingTrace[V, K]]{&s.setAside, &s.flagged} {
 		if pt, ok := s.oldestUndecided(q); ok {
 			q.Pop()
 			s.decide(pt, now, CauseMemoryPressure)
@@ -110,7 +109,7 @@ func (s *shard) decideSetAside(now time.Time) bool {
 
 // oldestUnjudged drops decided and set-aside traces from the front of q and returns the
 // front.
-func (s *shard) oldestUnjudged(q *fifo.Queue[*pendingTrace]) (*pendingTrace, bool) {
+func (s *shard[V, K]) oldestUnjudged(q *fifo.Queue[*pendingTrace[V, K]]) (*pendingTrace[V, K], bool) {
 	for {
 		pt, ok := q.Front()
 		if !ok || pt.state != decided && pt.state != signalled {
@@ -121,7 +120,7 @@ func (s *shard) oldestUnjudged(q *fifo.Queue[*pendingTrace]) (*pendingTrace, boo
 }
 
 // oldestUndecided drops decided traces from the front of q and returns the front.
-func (s *shard) oldestUndecided(q *fifo.Queue[*pendingTrace]) (*pendingTrace, bool) {
+func (s *shard[V, K]) oldestUndecided(q *fifo.Queue[*pendingTrace[V, K]]) (*pendingTrace[V, K], bool) {
 	for {
 		pt, ok := q.Front()
 		if !ok || pt.state != decided {
@@ -133,9 +132,9 @@ func (s *shard) oldestUndecided(q *fifo.Queue[*pendingTrace]) (*pendingTrace, bo
 
 // finish decides every buffered trace at shutdown and forwards what is kept. Once the
 // shutdown deadline has passed, the rest is dropped without analysis.
-func (s *shard) finish() {
+func (s *shard[V, K]) finish() {
 	now := s.now()
-	for _, q := range []*fifo.Queue[*pendingTrace]{&s.arrivals, &s.flagged, &s.setAside} {
+	for _, q := range []*fifo.Queue[*pendingTrace[V, K]]{&s.arrivals, &s.flagged, &s.setAside} {
 		for pt, ok := q.Pop(); ok; pt, ok = q.Pop() {
 			switch {
 			case pt.state == decided:
@@ -147,59 +146,62 @@ func (s *shard) finish() {
 			}
 		}
 	}
-	s.roots, s.rooted = fifo.Queue[*pendingTrace]{}, fifo.Queue[*pendingTrace]{}
-	s.aging = fifo.Queue[agingTrace]{}
+	s.roots, s.rooted = fifo.Queue[*pendingTrace[V, K]]{}, fifo.Queue[*pendingTrace[V, K]]{}
+	s.aging = fifo.Queue[agingTrace[V, K]]{}
 	s.flush()
 	s.publish()
 }
 
 // decide decides a trace with nothing known about it yet.
-func (s *shard) decide(pt *pendingTrace, now time.Time, cause Cause) {
-	s.decideWith(pt, now, verdict.Examined{}, cause)
+func (s *shard[V, K]) decide(pt *pendingTrace[V, K], now time.Time, cause Cause) {
+	s.decideWith(pt, now, false, cause)
 }
 
-// decideWith decides a trace, given what examining it under memory pressure found (ex,
-// zero: nothing). A trace without an error span is examined first, while still buffered.
+// decideWith decides a trace; examined says memory pressure examined it just now (the
+// verdict holds what it found). A trace without an error span is examined first, while
+// still buffered.
 // The verdict decides it; a kept trace is remembered for its late spans and queued for
 // forwarding, and the calls its verdict held back begin the rest of the trace; a dropped
 // one is remembered as dropped. Either decision is provisional when made early (memory
 // pressure, max_trace_bytes) or on the rest of a provisionally decided trace.
-func (s *shard) decideWith(pt *pendingTrace, now time.Time, ex verdict.Examined, cause Cause) {
+func (s *shard[V, K]) decideWith(pt *pendingTrace[V, K], now time.Time, examined bool, cause Cause) {
 	t := s.trace(pt)
 	// Examined while still buffered, from the state triage and memory pressure left.
-	if ex == (verdict.Examined{}) && !pt.errorSeen {
-		ex = s.verdict.Examine(t)
+	if !examined && !pt.errorSeen {
+		s.verdict.Examine(&pt.notes, t)
 	}
 	s.release(pt)
-	out := s.verdict.Decide(t, ex, cause == CauseMemoryPressure || cause == CauseTraceBytes, now)
-	s.tel.decided(out.Decision, cause, now.Sub(pt.first), pt.rest == nil)
-	if !out.Decision.Keep {
+	out := s.verdict.Decide(&pt.notes, t, cause == CauseMemoryPressure || cause == CauseTraceBytes, now)
+	s.tel.decided(out.Keep, out.Reason, cause, now.Sub(pt.first), pt.rest == nil)
+	if !out.Keep {
 		s.drop(pt, now, cause)
 		return
 	}
-	kd := newKeptDecision(out.Kept, decisionMark(pt, cause))
+	kd := s.keptDecision(out.Kept, decisionMark(pt, cause))
 	s.remember(pt.id, kd)
 	s.enqueue(&pt.set)
-	pt.set, pt.arrivals, pt.settled = spanset.Set{}, nil, nil
+	var none V
+	pt.set, pt.notes = spanset.Set{}, none
 	if out.Held != nil {
-		s.holdRest(pt.id, out.Held, newRest(kd.provisional(), &kd))
+		s.holdRest(pt.id, out.Held, s.newRest(s.provisional(&kd), &kd))
 	}
 }
 
 // drop records a decision to drop pt.
-func (s *shard) drop(pt *pendingTrace, now time.Time, cause Cause) {
+func (s *shard[V, K]) drop(pt *pendingTrace[V, K], now time.Time, cause Cause) {
 	if s.cache.Drop(pt.id, decisionMark(pt, cause)) {
 		s.tel.cacheEvicted(metadata.AttributeDecisionDropped)
 	}
 	s.tel.droppedSpans(DropSampledOut, int64(pt.held()))
-	pt.set, pt.arrivals, pt.settled, pt.packed, pt.packedSpans = spanset.Set{}, nil, nil, nil, 0
+	var none V
+	pt.set, pt.notes, pt.packed, pt.packedSpans = spanset.Set{}, none, nil, 0
 }
 
 // lateKept forwards late spans of a trace already kept, through the verdict's late path.
-func (s *shard) lateKept(id pcommon.TraceID, set *spanset.Set, spans int64, kd keptDecision) {
+func (s *shard[V, K]) lateKept(id pcommon.TraceID, set *spanset.Set, spans int64, kd keptDecision[K]) {
 	s.tel.lateSpans(metadata.AttributeDecisionKept, spans)
 	var changed bool
-	if kd.Kept, changed = s.verdict.Late(set, kd.Kept); changed {
+	if kd.verdict, changed = s.verdict.Late(set, kd.verdict); changed {
 		s.remember(id, kd)
 	}
 	s.enqueue(set)

@@ -19,10 +19,10 @@
 // twice.
 //
 // Each shard owns the traces whose ids hash to it: their byte accounting, the deadline
-// queues, the decision cache and an analyzer, touched only by its goroutine. A span's ids,
+// queues, the decision cache and its verdict, touched only by its goroutine. A span's ids,
 // whether it is a tool span (and cites assets), an HTTP send or in status ERROR, are read
 // once as it arrives, while it is still in the CPU's caches, and held beside it
-// (grouping.Arrival) for the span tree, triage and analysis: a trace decided seconds later
+// (the verdict's notes, held.Verdict.Note) for the span tree, triage and analysis: a trace decided seconds later
 // reads nothing of its other spans again.
 //
 // # Deciding
@@ -55,7 +55,7 @@
 // are not root_grace later. It is skipped where the deadline would skip it — a span in
 // status ERROR, a trace sampling keeps even clean, a trace set aside under memory pressure,
 // a configuration triage cannot prove anything under — and when root_grace is 0 (the
-// deadline is now). What a clean triage yields is held with the trace (analysis.Settled):
+// deadline is now). What a clean triage yields is held with the trace (in the verdict's notes):
 // the tools, the counts, the root's tracestate and, with the stale-cache check on, each ok
 // result's fingerprint and start time; max_buffered_bytes does not count it, as it counts
 // the spans' OTLP size. At the decision the trace is sampled from that, and if dropped its

@@ -10,7 +10,7 @@ import (
 // resources and scopes, and seals each span it annotated (it is done with them). A trace
 // that would not fit in the batch starts a new one, and one over flushSpans leaves in
 // several, so every request stays within what a backend accepts.
-func (s *shard) enqueue(set *spanset.Set) {
+func (s *shard[V, K]) enqueue(set *spanset.Set) {
 	if s.outSpans+int64(set.Len()) > flushSpans {
 		s.flush()
 	}
@@ -34,7 +34,7 @@ func (s *shard) enqueue(set *spanset.Set) {
 
 // flush forwards the outgoing batch. A slow next consumer holds the shard (and, through its
 // input channel, ConsumeTraces): that is the processor's backpressure.
-func (s *shard) flush() {
+func (s *shard[V, K]) flush() {
 	s.verdict.FlushLate(s.ctx, s.next)
 	if s.outSpans == 0 {
 		return

@@ -11,10 +11,10 @@ import (
 
 // holdRest buffers the spans held back at a provisional decision as the rest of the trace,
 // a new pending trace that later spans join. They were received and counted with the part.
-func (s *shard) holdRest(id pcommon.TraceID, set *spanset.Set, rest *provisionalRest) {
+func (s *shard[V, K]) holdRest(id pcommon.TraceID, set *spanset.Set, rest *provisionalRest[K]) {
 	at := s.lastArrival
-	pt := &pendingTrace{id: id, set: *set, first: at, input: s.inputs, rest: rest}
-	pt.arrivals, _, _, pt.errorSeen = s.verdict.Note(nil, &pt.set)
+	pt := &pendingTrace[V, K]{id: id, set: *set, first: at, input: s.inputs, rest: rest}
+	_, _, pt.errorSeen = s.verdict.Note(&pt.notes, &pt.set, false)
 	pt.bytes = pt.set.Size(&s.sizer)
 	s.traces[id] = pt
 	s.arrivals.Push(pt)
@@ -22,6 +22,6 @@ func (s *shard) holdRest(id pcommon.TraceID, set *spanset.Set, rest *provisional
 	s.spans += int64(pt.set.Len())
 	if s.cfg.decisionWait > compactHold {
 		pt.aging = true
-		s.aging.Push(agingTrace{pt: pt, at: at})
+		s.aging.Push(agingTrace[V, K]{pt: pt, at: at})
 	}
 }

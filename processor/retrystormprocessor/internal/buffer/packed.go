@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
 )
 
@@ -37,8 +36,8 @@ import (
 // sixth of the bytes (BenchmarkPackUnpack), worth it for spans held that long.
 
 // agingTrace is an entry of the aging queue: a trace without a root that received spans at.
-type agingTrace struct {
-	pt *pendingTrace
+type agingTrace[V, K any] struct {
+	pt *pendingTrace[V, K]
 	at time.Time
 }
 
@@ -46,7 +45,7 @@ type agingTrace struct {
 // them arrived, unless their decision is less than compactHold away: packed, or, for a
 // trace that shows an error span or that memory pressure set aside (it will be analysed
 // and most likely kept), its attributes compacted.
-func (s *shard) age(now time.Time) {
+func (s *shard[V, K]) age(now time.Time) {
 	for {
 		e, ok := s.aging.Front()
 		if !ok || e.at.Add(compactHold).After(now) {
@@ -69,7 +68,7 @@ func (s *shard) age(now time.Time) {
 // of the OTLP size for agent spans, at some 1.8 GB/s) and appends it to what pt holds packed
 // as one frame, then lets go of the decoded spans. Should encoding fail (pdata always
 // encodes), the spans stay decoded.
-func (s *shard) pack(pt *pendingTrace) {
+func (s *shard[V, K]) pack(pt *pendingTrace[V, K]) {
 	if pt.set.Len() == 0 {
 		return
 	}
@@ -101,14 +100,15 @@ func (s *shard) pack(pt *pendingTrace) {
 	pt.packed = append(pt.packed, s.packScratch...)
 	s.packScratch = keepScratch(s.packScratch)
 	pt.packedSpans += pt.set.Len()
-	pt.set, pt.arrivals, pt.compacted = spanset.Set{}, nil, 0
+	pt.set, pt.compacted = spanset.Set{}, 0
+	s.verdict.ForgetNotes(&pt.notes)
 }
 
 // unpack decodes pt's packed spans back into its set, ahead of the spans that arrived
 // after them, with their arrival notes. Bytes pack wrote always decode; were they not to,
 // the spans are counted as dropped (cause unpack_error) and the trace goes on without
 // them.
-func (s *shard) unpack(pt *pendingTrace) {
+func (s *shard[V, K]) unpack(pt *pendingTrace[V, K]) {
 	if pt.packed == nil {
 		return
 	}
@@ -131,8 +131,7 @@ func (s *shard) unpack(pt *pendingTrace) {
 		return
 	}
 	set := spanset.FromTraces(td)
-	notes, _, _, _ := s.verdict.Note(make([]grouping.Arrival, 0, set.Len()+len(pt.arrivals)), &set)
-	pt.arrivals = append(notes, pt.arrivals...)
+	s.verdict.Note(&pt.notes, &set, true)
 	set.Add(pt.set)
 	pt.set, pt.compacted = set, 0
 }

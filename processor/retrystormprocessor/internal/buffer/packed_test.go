@@ -19,7 +19,7 @@ import (
 // held encoded until its decision.
 
 // longGraceConfig holds rooted traces long enough to be packed; clean traces are dropped.
-func longGraceConfig() *Config {
+func longGraceConfig() *testCfg {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	cfg.RootGrace = 10 * time.Second
@@ -27,7 +27,7 @@ func longGraceConfig() *Config {
 	return cfg
 }
 
-func heldTrace(h *harness, id pcommon.TraceID) *pendingTrace {
+func heldTrace(h *harness, id pcommon.TraceID) *testTrace {
 	h.T.Helper()
 	h.CatchUp()
 	pt, ok := h.buffer.shards[0].traces[id]
@@ -45,7 +45,7 @@ func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 	clean := heldTrace(h, buffertest.TraceID(1))
 	require.NotNil(t, clean.packed, "settled clean, packed")
 	assert.Zero(t, clean.set.Len(), "nothing decoded is held")
-	assert.Nil(t, clean.arrivals)
+	assert.Nil(t, clean.notes.Arrivals())
 	assert.Equal(t, 3, clean.held())
 	otlp := pieceSize(buffertest.CleanTrace(buffertest.TraceID(1), "lookup", "quote"))
 	assert.Equal(t, otlp, packedSize(clean.packed), "the frames decompress to the OTLP encoding")
@@ -55,7 +55,7 @@ func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 	assert.Equal(t, want, h.Sum(metadata.MetricBufferedBytes))
 	assert.EqualValues(t, 3+4, h.Sum(metadata.MetricBufferedSpans))
 
-	short := newHarness(t, func() *Config { c := longGraceConfig(); c.RootGrace = 2 * time.Second; return c }(), nil)
+	short := newHarness(t, func() *testCfg { c := longGraceConfig(); c.RootGrace = 2 * time.Second; return c }(), nil)
 	short.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "lookup"))
 	assert.Nil(t, heldTrace(short, buffertest.TraceID(1)).packed, "decided within 2s: held as it came")
 
@@ -116,10 +116,10 @@ func TestAStragglerVoidsAPackedTracesVerdict(t *testing.T) {
 
 	h.Consume(buffertest.LateAttempt(buffertest.TraceID(1), "charge_card", "call-1", 900))
 	pt := heldTrace(h, buffertest.TraceID(1))
-	assert.Nil(t, pt.settled, "the verdict is void")
+	assert.False(t, pt.notes.Settled(), "the verdict is void")
 	assert.NotNil(t, pt.packed, "not decoded before it must be read")
 	assert.Equal(t, 1, pt.set.Len())
-	assert.Len(t, pt.arrivals, 1, "the straggler is noted")
+	assert.Len(t, pt.notes.Arrivals(), 1, "the straggler is noted")
 	assert.Equal(t, 3, pt.held())
 
 	h.Advance(10 * time.Second)
@@ -159,16 +159,16 @@ func TestAWaitingTraceIsPackedAsItAges(t *testing.T) {
 				pt = heldTrace(h, id)
 				assert.Zero(t, pt.set.Len(), "piece %d packed as it aged", i)
 				assert.Equal(t, i+1, pt.packedSpans)
-				assert.Nil(t, pt.arrivals)
+				assert.Nil(t, pt.notes.Arrivals())
 			}
 		}
 		pt := heldTrace(h, id)
 		assert.Nil(t, pt.packed, "the root's arrival decodes the trace")
 		assert.Equal(t, 3, pt.set.Len())
-		require.Len(t, pt.arrivals, 3)
+		require.Len(t, pt.notes.Arrivals(), 3)
 		i := 0
 		for _, span := range pt.set.All() {
-			assert.Equal(t, span.SpanID(), pt.arrivals[i].ID, "the notes follow the spans")
+			assert.Equal(t, span.SpanID(), pt.notes.Arrivals()[i].ID, "the notes follow the spans")
 			i++
 		}
 		h.Advance(2 * time.Second)
@@ -284,7 +284,7 @@ func TestNothingIsPackedThatIsDecidedSoon(t *testing.T) {
 			h.Advance(tc.late)
 			h.Consume(rootOf(id))
 			pt := heldTrace(h, id)
-			require.NotNil(t, pt.settled)
+			require.True(t, pt.notes.Settled())
 			assert.Equal(t, tc.packed, pt.packed != nil, "settled trace packed")
 			h.Conservation()
 

@@ -1,10 +1,6 @@
 package buffer // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 
-import (
-	"time"
-
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
-)
+import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/held"
 
 // Provisional decisions. A trace decided before it could be seen whole — early under memory
 // pressure, or when it outgrew max_trace_bytes — may still be going on: its decision is
@@ -35,20 +31,20 @@ func provisionalCause(mark uint8) Cause {
 
 // provisionalRest is what a pending trace that is the rest of a provisionally decided trace
 // knows of that decision.
-type provisionalRest struct {
+type provisionalRest[K any] struct {
 	mark uint8
 	// kept is the decision of a kept trace (its rest is kept too), nil for a dropped one.
-	kept *keptDecision
+	kept *keptDecision[K]
 	// verdict is what the verdict is told of it.
-	verdict verdict.Rest
+	verdict held.Rest[K]
 }
 
 // newRest is the rest of a trace decided provisionally with mark, kept with kd (nil:
 // dropped).
-func newRest(mark uint8, kd *keptDecision) *provisionalRest {
-	r := &provisionalRest{mark: mark, kept: kd, verdict: verdict.Rest{Cause: provisionalCause(mark).String()}}
+func (s *shard[V, K]) newRest(mark uint8, kd *keptDecision[K]) *provisionalRest[K] {
+	r := &provisionalRest[K]{mark: mark, kept: kd, verdict: held.Rest[K]{Cause: provisionalCause(mark).String()}}
 	if kd != nil {
-		r.verdict.Kept = &kd.Kept
+		r.verdict.Kept = &kd.verdict
 	}
 	return r
 }
@@ -57,7 +53,7 @@ func newRest(mark uint8, kd *keptDecision) *provisionalRest {
 // decision made early under memory pressure or past max_trace_bytes is provisional, and
 // so is any decision on the rest of a trace decided provisionally before (with the mark of
 // that first decision, unless this one has a cause of its own).
-func decisionMark(pt *pendingTrace, cause Cause) uint8 {
+func decisionMark[V, K any](pt *pendingTrace[V, K], cause Cause) uint8 {
 	switch {
 	case cause == CauseMemoryPressure:
 		return markMemoryPressure
@@ -68,6 +64,3 @@ func decisionMark(pt *pendingTrace, cause Cause) uint8 {
 	}
 	return markFinal
 }
-
-// lateSignalLogEvery is the least time between two late-signal log lines across shards.
-const lateSignalLogEvery = time.Second

@@ -53,7 +53,7 @@ func lateSignalAttrs(cause Cause, reason string) []attribute.KeyValue {
 
 // oneShard is the configuration these tests start from: one shard, so every trace presses
 // on the same share, and clean traces kept at clean percent.
-func oneShard(clean float64) *Config {
+func oneShard(clean float64) *testCfg {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	cfg.Sampling.Clean = clean
@@ -63,7 +63,7 @@ func oneShard(clean float64) *Config {
 // pastTraceBytes starts a harness on oneShard(clean) whose max_trace_bytes run's model
 // spans exceed, logging to logger (nil: no logs), and sends them: they are decided at once,
 // provisionally.
-func pastTraceBytes(t *testing.T, clean float64, run agentRun, logger *zap.Logger) (*harness, *Config) {
+func pastTraceBytes(t *testing.T, clean float64, run agentRun, logger *zap.Logger) (*harness, *testCfg) {
 	t.Helper()
 	cfg := oneShard(clean)
 	cfg.MaxTraceBytes = pieceSize(run.models) - 1
@@ -209,8 +209,10 @@ func TestMemoryPressureDecidesCompleteTracesBeforeFragments(t *testing.T) {
 }
 
 func TestKeptDecisionStaysThreeWords(t *testing.T) {
-	assert.LessOrEqual(t, unsafe.Sizeof(keptDecision{}), uintptr(24), "a kept decision stays three words")
-	kd := newKeptDecision(verdict.Kept{}, markTraceBytes)
-	assert.Equal(t, markTraceBytes, kd.provisional())
-	assert.False(t, kd.valuesForgotten())
+	assert.LessOrEqual(t, unsafe.Sizeof(keptDecision[verdict.Kept]{}), uintptr(24), "a kept decision stays three words")
+	h := newHarness(t, oneShard(5), nil, WithSynchronous())
+	sh := h.buffer.shards[0]
+	kd := sh.keptDecision(verdict.Kept{}, markTraceBytes)
+	assert.Equal(t, markTraceBytes, sh.provisional(&kd))
+	assert.False(t, sh.valuesForgotten(&kd))
 }

@@ -304,8 +304,8 @@ func TestKeptDecisionsHoldNoScanIndex(t *testing.T) {
 		t.Helper()
 		kd, ok := h.buffer.shards[0].cache.Kept(id)
 		require.True(t, ok, "%s: the trace is not in the decision cache as kept", when)
-		require.Positive(t, kd.Payloads.Len(), "%s: no payload remembered", when)
-		require.False(t, kd.Payloads.Indexed(), "%s: the decision cache holds the scan's index", when)
+		require.Positive(t, kd.verdict.Payloads.Len(), "%s: no payload remembered", when)
+		require.False(t, kd.verdict.Payloads.Indexed(), "%s: the decision cache holds the scan's index", when)
 	}
 	remembered("decided")
 

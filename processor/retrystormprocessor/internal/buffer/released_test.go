@@ -28,8 +28,8 @@ func spanAttrs(tds []ptrace.Traces) map[pcommon.SpanID]map[string]any {
 }
 
 // TestReleasedTracesGetTheVerdictOfKeptOnes runs every real SDK capture through the buffer
-// twice: buffering, keeping every trace (clean_percent 100), and with WithReleasedTraces
-// (`buffering: false`). Released, each trace is decided in the step that brought it, with
+// twice: buffering, keeping every trace (clean_percent 100), and released (`buffering:
+// false`: the verdicts' Released mode and WithReleasedTraces). Released, each trace is decided in the step that brought it, with
 // no time passing, and its spans come out annotated, remapped, hashed and redacted exactly
 // as the kept trace's do; only the tracestate differs: a released trace was sampled
 // before, so nothing is stamped on it.
@@ -40,11 +40,8 @@ func TestReleasedTracesGetTheVerdictOfKeptOnes(t *testing.T) {
 			run := func(released bool) (*harness, []ptrace.Traces) {
 				cfg := testConfig()
 				cfg.Sampling.Clean = 100
-				var opts []Option
-				if released {
-					opts = append(opts, WithReleasedTraces())
-				}
-				h := newHarness(t, cfg, nil, opts...)
+				cfg.Released = released
+				h := newHarness(t, cfg, nil)
 				whole := ptrace.NewTraces()
 				for _, td := range requests {
 					c := ptrace.NewTraces()
@@ -94,7 +91,8 @@ func TestReleasedTracesGetTheVerdictOfKeptOnes(t *testing.T) {
 // are late spans of a kept trace, redacted of the payloads the trace carried.
 func TestReleasedTraceLateSpansTakeTheLatePath(t *testing.T) {
 	cfg := testConfig()
-	h := newHarness(t, cfg, nil, WithReleasedTraces())
+	cfg.Released = true
+	h := newHarness(t, cfg, nil)
 	id := buffertest.TraceID(5)
 	h.Consume(buffertest.StormTrace(id))
 	h.CatchUp()

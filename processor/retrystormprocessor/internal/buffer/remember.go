@@ -31,18 +31,20 @@ const maxDecisionBytes = 512 << 10
 // remember caches the decision of a kept trace: a signal one is forgotten only after every
 // clean one. A decision whose payload values take more than the shard's bound per decision
 // keeps its place without them, and the spans of its trace that come later are dropped.
-func (s *shard) remember(id pcommon.TraceID, kd keptDecision) {
-	bytes := int64(kd.Payloads.Bytes())
+func (s *shard[V, K]) remember(id pcommon.TraceID, kd keptDecision[K]) {
+	signal, _, bytes := s.verdict.Remembered(&kd.verdict)
 	if bytes > s.cfg.maxDecisionBytes {
-		kd.Payloads, kd.Holder[1], bytes = nil, 1, 0 // valuesForgotten
+		s.verdict.ForgetPayloads(&kd.verdict)
+		s.verdict.Marks(&kd.verdict)[markValuesForgotten] = 1
+		bytes = 0
 	}
-	s.cache.Keep(id, kd, kd.Signal(), bytes)
+	s.cache.Keep(id, kd, signal, bytes)
 }
 
 // forget is told by the cache of each kept decision it forgot to make room: the trace is
 // marked forgotten among the dropped ones, and a signal decision is counted by its reason
 // and logged (rate-limited across shards).
-func (s *shard) forget(id pcommon.TraceID, kd keptDecision, signal bool) {
+func (s *shard[V, K]) forget(id pcommon.TraceID, kd keptDecision[K], signal bool) {
 	s.tel.cacheEvicted(metadata.AttributeDecisionKept)
 	if s.cache.Drop(id, markForgotten) {
 		s.tel.cacheEvicted(metadata.AttributeDecisionDropped)
@@ -50,7 +52,7 @@ func (s *shard) forget(id pcommon.TraceID, kd keptDecision, signal bool) {
 	if !signal {
 		return
 	}
-	reason := kd.Reason()
+	_, reason, _ := s.verdict.Remembered(&kd.verdict)
 	s.tel.signalEvicted(reason)
 	if ok, suppressed := s.evictLog.Allow(s.now()); ok {
 		kept, _ := s.cache.Len()
@@ -65,7 +67,7 @@ func (s *shard) forget(id pcommon.TraceID, kd keptDecision, signal bool) {
 
 // dropForgotten drops spans of a kept trace whose decision, or whose payload values, the
 // cache no longer holds.
-func (s *shard) dropForgotten(spans int64) {
+func (s *shard[V, K]) dropForgotten(spans int64) {
 	s.tel.lateSpans(metadata.AttributeLateDecisionForgotten, spans)
 	s.tel.droppedSpans(DropForgotten, spans)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // batch builds one resource per entry of layout; each resource has one scope per inner
@@ -149,12 +150,14 @@ func TestEachBufferedSpanCarriesItsArrival(t *testing.T) {
 	sh := h.buffer.shards[0]
 	pt := sh.traces[id]
 	require.NotNil(t, pt)
-	require.Len(t, pt.arrivals, pt.set.Len())
-	notes, _, _, _ := sh.verdict.Note(nil, &pt.set)
+	require.Len(t, pt.notes.Arrivals(), pt.set.Len())
+	var fresh verdict.Notes
+	sh.verdict.Note(&fresh, &pt.set, false)
+	notes := fresh.Arrivals()
 	tools := 0
 	i := 0
 	for _, span := range pt.set.All() {
-		assert.Equal(t, notes[i], pt.arrivals[i])
+		assert.Equal(t, notes[i], pt.notes.Arrivals()[i])
 		if strings.HasPrefix(span.Name(), "execute_tool") {
 			tools++
 		}
@@ -162,7 +165,7 @@ func TestEachBufferedSpanCarriesItsArrival(t *testing.T) {
 	}
 	assert.Equal(t, 4, tools)
 	distinct := map[uint8]bool{}
-	for _, a := range pt.arrivals {
+	for _, a := range pt.notes.Arrivals() {
 		distinct[a.Mark] = true
 	}
 	assert.Len(t, distinct, 3, "the agent span, tool spans and failed tool spans are marked apart")

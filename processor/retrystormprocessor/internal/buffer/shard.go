@@ -10,32 +10,28 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/decisioncache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/fifo"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/held"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // pendingTrace is a trace held until its decision.
-type pendingTrace struct {
+type pendingTrace[V, K any] struct {
 	id  pcommon.TraceID
 	set spanset.Set
-	// arrivals holds the analyzer's Arrival note of each span of set, in order.
-	arrivals []grouping.Arrival
-	bytes    int64
-	first    time.Time
+	// notes is what the verdict noted of the trace: of each span of set, in order, and
+	// what a triage on its root's arrival kept.
+	notes V
+	bytes int64
+	first time.Time
 	// input numbers the shard input the trace first arrived in: a trace is never shed
 	// for memory pressure in the input that brought its first spans.
 	input  uint64
 	rootAt time.Time
 	state  traceState
-	// settled is the triage made when the root arrived, when it proved the trace clean
-	// (state provenClean). Spans arriving later void it.
-	settled *analysis.Settled
 	// errorSeen: a span in status ERROR arrived, a signal known without analysis. A trace
 	// shows one in any state.
 	errorSeen bool
@@ -51,7 +47,7 @@ type pendingTrace struct {
 	aging bool
 	// rest is set when the trace was decided provisionally before and these are spans
 	// that came after (provisional.go): their analysis sees only them.
-	rest *provisionalRest
+	rest *provisionalRest[K]
 }
 
 // traceState is where a pending trace is in its life: buffered (pending, then triaged on its
@@ -78,22 +74,34 @@ const (
 // root's arrival, or set aside for a signal (triage only proves traces clean).
 func (st traceState) triaged() bool { return st == provenClean || st == unproven || st == signalled }
 
-// keptDecision is what late spans of a kept trace need: its verdict, and in the verdict's
-// Holder bytes the store's own flags (so an entry stays three words).
-type keptDecision struct{ verdict.Kept }
+// keptDecision is what late spans of a kept trace need: its verdict, and in two bytes the
+// verdict lends it (held.Verdict Marks) the store's own flags, so an entry takes no more.
+type keptDecision[K any] struct{ verdict K }
 
-// provisional is the mark of a provisional decision (markFinal: final): later spans are
-// then held and analysed as the rest of the trace, not forwarded as late spans.
-func (kd *keptDecision) provisional() uint8 { return kd.Holder[0] }
+// Indices of the store's flags in a kept verdict's Marks.
+const (
+	// markProvisional is the mark of a provisional decision (markFinal: final): later
+	// spans are then held and analysed as the rest of the trace, not forwarded as late.
+	markProvisional = 0
+	// markValuesForgotten: the trace's payload values were too many to remember
+	// (maxDecisionBytes), so its later spans are dropped as if the decision were forgotten.
+	markValuesForgotten = 1
+)
 
-// valuesForgotten: the trace's payload values were too many to remember
-// (maxDecisionBytes), so its later spans are dropped as if the decision were forgotten.
-func (kd *keptDecision) valuesForgotten() bool { return kd.Holder[1] != 0 }
+// provisional is kd's provisional mark.
+func (s *shard[V, K]) provisional(kd *keptDecision[K]) uint8 {
+	return s.verdict.Marks(&kd.verdict)[markProvisional]
+}
 
-// newKeptDecision is a kept verdict remembered with its provisional mark.
-func newKeptDecision(k verdict.Kept, mark uint8) keptDecision {
-	k.Holder = [2]uint8{mark, 0}
-	return keptDecision{k}
+// valuesForgotten reports that kd's payload values were too many to remember.
+func (s *shard[V, K]) valuesForgotten(kd *keptDecision[K]) bool {
+	return s.verdict.Marks(&kd.verdict)[markValuesForgotten] != 0
+}
+
+// keptDecision is a kept verdict remembered with its provisional mark.
+func (s *shard[V, K]) keptDecision(k K, mark uint8) keptDecision[K] {
+	*s.verdict.Marks(&k) = [2]uint8{markProvisional: mark}
+	return keptDecision[K]{k}
 }
 
 // shardInput is one message to a shard: pieces to ingest with the time ConsumeTraces received
@@ -124,14 +132,14 @@ type shardConfig struct {
 // accounting, the deadline queues, the decision cache and the verdict that decides them.
 // Only its goroutine (or, in synchronous mode, the caller) touches it; the gauges are
 // atomics for the meter.
-type shard struct {
+type shard[V, K any] struct {
 	cfg      shardConfig
 	now      func() time.Time
 	ctx      context.Context
 	next     consumer.Traces
 	tel      *telemetry
 	logger   *zap.Logger
-	verdict  *verdict.Verdict
+	verdict  held.Verdict[V, K]
 	sizer    ptrace.ProtoMarshaler
 	unpacker ptrace.ProtoUnmarshaler
 	// packScratch and unpackScratch are the compressed and decompressed bytes of the last
@@ -139,17 +147,17 @@ type shard struct {
 	packScratch, unpackScratch []byte
 	keys                       *keyTable
 
-	traces   map[pcommon.TraceID]*pendingTrace
-	inputs   uint64                    // shard inputs with pieces so far
-	arrivals fifo.Queue[*pendingTrace] // by first span: decision_wait, and shed first
-	flagged  fifo.Queue[*pendingTrace] // by first span: signalled under pressure
-	roots    fifo.Queue[*pendingTrace] // by root arrival: root_grace
+	traces   map[pcommon.TraceID]*pendingTrace[V, K]
+	inputs   uint64                          // shard inputs with pieces so far
+	arrivals fifo.Queue[*pendingTrace[V, K]] // by first span: decision_wait, and shed first
+	flagged  fifo.Queue[*pendingTrace[V, K]] // by first span: signalled under pressure
+	roots    fifo.Queue[*pendingTrace[V, K]] // by root arrival: root_grace
 	// rooted (by root arrival) lists complete traces for memory pressure to decide before
 	// fragments; setAside holds those of them it found a signal in.
-	rooted   fifo.Queue[*pendingTrace]
-	setAside fifo.Queue[*pendingTrace]
-	aging    fifo.Queue[agingTrace] // by piece arrival: compactHold, for traces without a root
-	cache    *decisioncache.Cache[keptDecision]
+	rooted   fifo.Queue[*pendingTrace[V, K]]
+	setAside fifo.Queue[*pendingTrace[V, K]]
+	aging    fifo.Queue[agingTrace[V, K]] // by piece arrival: compactHold, for traces without a root
+	cache    *decisioncache.Cache[keptDecision[K]]
 	bytes    int64
 	spans    int64
 	// lastArrival keeps arrival times non-decreasing across concurrent ConsumeTraces calls,
@@ -174,14 +182,13 @@ type shard struct {
 // (agent spans run about 0.5 kB of OTLP each).
 const flushSpans = 2048
 
-// init makes the shard's state, and its verdict from vc and what every shard's verdict
-// shares. Each shard has its own: a verdict holds a hasher and scratch space and is not
-// safe for concurrent use.
-func (s *shard) init(vc verdict.Config, shared verdict.Shared) {
-	s.verdict = verdict.New(vc, shared)
-	s.traces = map[pcommon.TraceID]*pendingTrace{}
+// init makes the shard's state; its verdict is its own (a verdict holds a hasher and
+// scratch space and is not safe for concurrent use).
+func (s *shard[V, K]) init(v held.Verdict[V, K]) {
+	s.verdict = v
+	s.traces = map[pcommon.TraceID]*pendingTrace[V, K]{}
 	s.keys = newKeyTable()
-	s.cache = decisioncache.New[keptDecision](s.cfg.keptCache, s.cfg.keptBytes, s.cfg.droppedCache, s.forget)
+	s.cache = decisioncache.New[keptDecision[K]](s.cfg.keptCache, s.cfg.keptBytes, s.cfg.droppedCache, s.forget)
 	s.out = ptrace.NewTraces()
 	s.in = make(chan shardInput, 16)
 	s.done = make(chan struct{})
@@ -189,7 +196,7 @@ func (s *shard) init(vc verdict.Config, shared verdict.Shared) {
 
 // run is the shard goroutine. Deadlines are checked after every input, so a busy shard
 // decides on time without its ticker; the ticker serves idle shards.
-func (s *shard) run(tick time.Duration, finishing <-chan struct{}) {
+func (s *shard[V, K]) run(tick time.Duration, finishing <-chan struct{}) {
 	defer close(s.done)
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
@@ -207,7 +214,7 @@ func (s *shard) run(tick time.Duration, finishing <-chan struct{}) {
 	}
 }
 
-func (s *shard) handle(in shardInput) {
+func (s *shard[V, K]) handle(in shardInput) {
 	if s.room != nil {
 		select {
 		case s.room <- struct{}{}:
@@ -221,7 +228,7 @@ func (s *shard) handle(in shardInput) {
 }
 
 // drain ingests what was routed before shutdown began.
-func (s *shard) drain() {
+func (s *shard[V, K]) drain() {
 	for {
 		select {
 		case in := <-s.in:
@@ -234,7 +241,7 @@ func (s *shard) drain() {
 
 // step ingests pieces that arrived at the given time, keeps the buffer in bounds, decides
 // what is due and forwards what was kept.
-func (s *shard) step(pieces []spanset.Piece, arrived time.Time) {
+func (s *shard[V, K]) step(pieces []spanset.Piece, arrived time.Time) {
 	now := s.now()
 	if len(pieces) > 0 {
 		s.inputs++
@@ -263,7 +270,7 @@ func (s *shard) step(pieces []spanset.Piece, arrived time.Time) {
 
 // ingest buffers a piece and returns its pending trace; nil when the piece was handled as
 // late spans of a trace decided for good.
-func (s *shard) ingest(pc spanset.Piece, now time.Time) *pendingTrace {
+func (s *shard[V, K]) ingest(pc spanset.Piece, now time.Time) *pendingTrace[V, K] {
 	spans := int64(pc.Set.Len())
 	s.tel.received(spans)
 	rest, late := s.lateOf(pc, spans)
@@ -272,16 +279,16 @@ func (s *shard) ingest(pc spanset.Piece, now time.Time) *pendingTrace {
 	}
 	pt, ok := s.traces[pc.ID]
 	if !ok {
-		pt = &pendingTrace{id: pc.ID, set: pc.Set, first: now, input: s.inputs, rest: rest}
+		pt = &pendingTrace[V, K]{id: pc.ID, set: pc.Set, first: now, input: s.inputs, rest: rest}
 		s.traces[pc.ID] = pt
 		s.arrivals.Push(pt)
 	} else {
 		pt.set.Add(pc.Set)
-		pt.voidTriage()
+		s.voidTriage(pt)
 	}
 	var root ptrace.Span
 	var hasRoot, hasError bool
-	pt.arrivals, root, hasRoot, hasError = s.verdict.Note(pt.arrivals, &pc.Set)
+	root, hasRoot, hasError = s.verdict.Note(&pt.notes, &pc.Set, false)
 	// The piece's OTLP size. A trace that arrives whole, root included, and is packed has
 	// it for free: its encoding's length. Settling may pack any trace, moving its spans, so
 	// every other piece is sized first.
@@ -311,7 +318,7 @@ func (s *shard) ingest(pc spanset.Piece, now time.Time) *pendingTrace {
 	case pt.rootAt.IsZero():
 		if !pt.aging && s.cfg.decisionWait > compactHold {
 			pt.aging = true
-			s.aging.Push(agingTrace{pt: pt, at: now})
+			s.aging.Push(agingTrace[V, K]{pt: pt, at: now})
 		}
 	case s.waitsLong(pt, now):
 		s.compact(pt)
@@ -324,7 +331,7 @@ func (s *shard) ingest(pc spanset.Piece, now time.Time) *pendingTrace {
 // trace whose decision or payload values the cache forgot, dropped (remember.go). Spans of
 // a trace decided provisionally are the rest of it, to be buffered: rest says what that
 // decision was.
-func (s *shard) lateOf(pc spanset.Piece, spans int64) (rest *provisionalRest, late bool) {
+func (s *shard[V, K]) lateOf(pc spanset.Piece, spans int64) (rest *provisionalRest[K], late bool) {
 	if pt, ok := s.traces[pc.ID]; ok && pt.rest != nil {
 		// A rest is pending (calls held back at the decision begin it): later spans join
 		// it, whatever the cache forgot since; it holds what it needs of the decision.
@@ -332,16 +339,16 @@ func (s *shard) lateOf(pc spanset.Piece, spans int64) (rest *provisionalRest, la
 		return pt.rest, false
 	}
 	if kd, ok := s.cache.Kept(pc.ID); ok {
-		if kd.valuesForgotten() {
+		if s.valuesForgotten(&kd) {
 			s.dropForgotten(spans)
 			return nil, true
 		}
-		if kd.provisional() == markFinal {
+		if s.provisional(&kd) == markFinal {
 			s.lateKept(pc.ID, &pc.Set, spans, kd)
 			return nil, true
 		}
 		s.tel.lateSpans(metadata.AttributeLateDecisionProvisional, spans)
-		return newRest(kd.provisional(), &kd), false
+		return s.newRest(s.provisional(&kd), &kd), false
 	}
 	if dropped, mark := s.cache.Dropped(pc.ID); dropped {
 		if mark == markForgotten {
@@ -354,7 +361,7 @@ func (s *shard) lateOf(pc spanset.Piece, spans int64) (rest *provisionalRest, la
 			return nil, true
 		}
 		s.tel.lateSpans(metadata.AttributeLateDecisionProvisional, spans)
-		return newRest(mark, nil), false
+		return s.newRest(mark, nil), false
 	}
 	return nil, false
 }
@@ -369,28 +376,28 @@ func (s *shard) lateOf(pc spanset.Piece, spans int64) (rest *provisionalRest, la
 // root_grace 0 the deadline is now. root is the trace's first root span, just arrived;
 // whole says every span of the trace came with it. A trace proven clean that will wait
 // compactHold or more is packed.
-func (s *shard) triageAtRoot(pt *pendingTrace, root ptrace.Span, whole bool) {
+func (s *shard[V, K]) triageAtRoot(pt *pendingTrace[V, K], root ptrace.Span, whole bool) {
 	if pt.errorSeen || pt.state == signalled || s.cfg.rootGrace <= 0 {
 		return
 	}
-	settled, triaged := s.verdict.TriageAtRoot(s.trace(pt), root, whole)
+	triaged, clean := s.verdict.TriageAtRoot(&pt.notes, s.trace(pt), root, whole)
 	switch {
 	case !triaged:
 		return
-	case settled != nil:
-		pt.settled, pt.state = settled, provenClean
+	case clean:
+		pt.state = provenClean
 	default:
 		pt.state = unproven
 	}
-	if pt.settled != nil && s.waitsLong(pt, pt.rootAt) {
+	if clean && s.waitsLong(pt, pt.rootAt) {
 		s.pack(pt)
 	}
 }
 
 // trace is pt as the verdict reads it.
-func (s *shard) trace(pt *pendingTrace) *verdict.Trace {
-	t := &verdict.Trace{
-		ID: pt.id, Set: &pt.set, Notes: &pt.arrivals, Settled: pt.settled,
+func (s *shard[V, K]) trace(pt *pendingTrace[V, K]) *held.Trace[K] {
+	t := &held.Trace[K]{
+		ID: pt.id, Set: &pt.set,
 		Triaged: pt.state.triaged(), ErrorSeen: pt.errorSeen, Fragment: pt.rootAt.IsZero(),
 		Unpack: func() { s.unpack(pt) },
 	}
@@ -401,11 +408,11 @@ func (s *shard) trace(pt *pendingTrace) *verdict.Trace {
 }
 
 // voidTriage forgets the triage made on the root's arrival: spans arrived after it.
-func (pt *pendingTrace) voidTriage() {
+func (s *shard[V, K]) voidTriage(pt *pendingTrace[V, K]) {
 	if pt.state == provenClean || pt.state == unproven {
 		pt.state = pending
 	}
-	pt.settled = nil
+	s.verdict.Void(&pt.notes)
 }
 
 // compactHold is the hold above which buffered spans are made compact (packed, or their
@@ -417,7 +424,7 @@ const compactHold = 5 * time.Second
 // deadline: decision_wait after its first span or, once its root has arrived, root_grace
 // after that if sooner. (With the defaults a trace is decided 2s after its root, and held
 // as it came.)
-func (s *shard) waitsLong(pt *pendingTrace, now time.Time) bool {
+func (s *shard[V, K]) waitsLong(pt *pendingTrace[V, K], now time.Time) bool {
 	wait := pt.first.Add(s.cfg.decisionWait).Sub(now)
 	if !pt.rootAt.IsZero() {
 		wait = min(wait, pt.rootAt.Add(s.cfg.rootGrace).Sub(now))
@@ -426,7 +433,7 @@ func (s *shard) waitsLong(pt *pendingTrace, now time.Time) bool {
 }
 
 // compact compacts the attributes of the spans of pt's set not compacted yet (keyTable).
-func (s *shard) compact(pt *pendingTrace) {
+func (s *shard[V, K]) compact(pt *pendingTrace[V, K]) {
 	for _, p := range pt.set.Parts[pt.compacted:] {
 		for _, span := range p.Spans {
 			s.keys.compact(span.Attributes())
@@ -436,14 +443,14 @@ func (s *shard) compact(pt *pendingTrace) {
 }
 
 // publish mirrors the shard's accounting for the buffered gauges.
-func (s *shard) publish() {
+func (s *shard[V, K]) publish() {
 	s.gauges.bytes.Store(s.bytes)
 	s.gauges.traces.Store(int64(len(s.traces)))
 	s.gauges.spans.Store(s.spans)
 }
 
 // release takes a trace out of the buffer.
-func (s *shard) release(pt *pendingTrace) {
+func (s *shard[V, K]) release(pt *pendingTrace[V, K]) {
 	delete(s.traces, pt.id)
 	pt.state = decided
 	s.bytes -= pt.bytes
@@ -451,4 +458,4 @@ func (s *shard) release(pt *pendingTrace) {
 }
 
 // held is the number of spans pt holds, decoded or packed.
-func (pt *pendingTrace) held() int { return pt.set.Len() + pt.packedSpans }
+func (pt *pendingTrace[V, K]) held() int { return pt.set.Len() + pt.packedSpans }

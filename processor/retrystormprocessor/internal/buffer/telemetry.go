@@ -6,14 +6,11 @@ import (
 	"slices"
 	"time"
 
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/inbound"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // Attribute values of the store's metrics are metadata's Attribute constants, and Cause
@@ -22,9 +19,7 @@ import (
 // telemetry records the store's metrics with precomputed attribute sets, so recording a
 // decision allocates nothing but the storm_calls attributes.
 type telemetry struct {
-	b *metadata.TelemetryBuilder
-	// verdict records what the verdict finds, on the same builder.
-	verdict  *verdict.Telemetry
+	b        *metadata.TelemetryBuilder
 	traces   map[[2]string]metric.AddOption
 	late     map[string]metric.AddOption
 	evicted  map[string]metric.AddOption
@@ -35,17 +30,18 @@ type telemetry struct {
 	annotation map[string]metric.AddOption
 }
 
-func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
-	b, err := metadata.NewTelemetryBuilder(set)
-	if err != nil {
-		return nil, err
-	}
-	signalReasons := make([]string, len(sample.SignalReasons))
-	for i, r := range sample.SignalReasons {
-		signalReasons[i] = string(r)
-	}
+// signalReasons are the sampling reasons of a trace kept for a signal, cleanReason that of
+// one kept as a clean sample (the reason attribute's values).
+var (
+	signalReasons = []string{metadata.AttributeReasonStorm, metadata.AttributeReasonToolError, metadata.AttributeReasonDivergence,
+		metadata.AttributeReasonSpanError, metadata.AttributeReasonIncomplete}
+	cleanReason = metadata.AttributeReasonClean
+)
+
+// newTelemetry makes the store's metrics on b, the builder the verdict records on too.
+func newTelemetry(b *metadata.TelemetryBuilder) *telemetry {
 	t := &telemetry{
-		b: b, verdict: verdict.NewTelemetry(b),
+		b:      b,
 		traces: map[[2]string]metric.AddOption{},
 		late: attrOptions("decision", metadata.AttributeLateDecisionKept, metadata.AttributeLateDecisionDropped,
 			metadata.AttributeLateDecisionProvisional, metadata.AttributeLateDecisionForgotten),
@@ -57,12 +53,12 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 			metadata.AttributeAnnotationWhereResource, metadata.AttributeAnnotationWhereScope, metadata.AttributeAnnotationWhereSpanName, metadata.AttributeAnnotationWhereEventName),
 	}
 	for _, d := range []string{metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped} {
-		for _, r := range append(sample.SignalReasons[:], sample.ReasonClean) {
-			t.traces[[2]string{d, string(r)}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("decision", d), attribute.String("reason", string(r))))
+		for _, r := range append(signalReasons[:len(signalReasons):len(signalReasons)], cleanReason) {
+			t.traces[[2]string{d, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("decision", d), attribute.String("reason", r)))
 		}
 	}
 	t.startAtZero()
-	return t, nil
+	return t
 }
 
 // startAtZero exports, at 0, every series of every counter of the store whose attribute values are a
@@ -124,8 +120,8 @@ func (t *telemetry) cacheEvicted(decision string) {
 }
 
 // signalEvicted counts a kept signal decision the decision cache forgot, by its reason.
-func (t *telemetry) signalEvicted(reason sample.Reason) {
-	t.add(t.b.ProcessorRetryStormSignalEvictions, 1, t.signalEv[string(reason)])
+func (t *telemetry) signalEvicted(reason string) {
+	t.add(t.b.ProcessorRetryStormSignalEvictions, 1, t.signalEv[reason])
 }
 
 func (t *telemetry) droppedSpans(cause DropCause, n int64) {
@@ -150,13 +146,13 @@ func (t *telemetry) clientAnnotations(c inbound.Counts) {
 
 // decided records one decision; first says it is its trace's first (not that of the rest
 // of a provisionally decided trace), which alone counts the trace.
-func (t *telemetry) decided(d sample.Decision, cause Cause, latency time.Duration, first bool) {
+func (t *telemetry) decided(keep bool, reason string, cause Cause, latency time.Duration, first bool) {
 	outcome := metadata.AttributeDecisionDropped
-	if d.Keep {
+	if keep {
 		outcome = metadata.AttributeDecisionKept
 	}
 	if first {
-		t.add(t.b.ProcessorRetryStormTraces, 1, t.traces[[2]string{outcome, string(d.Reason)}])
+		t.add(t.b.ProcessorRetryStormTraces, 1, t.traces[[2]string{outcome, reason}])
 	}
 	if opt, early := t.early[cause.String()]; early {
 		t.add(t.b.ProcessorRetryStormEarlyDecisions, 1, opt)

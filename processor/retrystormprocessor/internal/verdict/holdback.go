@@ -31,7 +31,7 @@ func (v *Verdict) holdBack(t *Trace, tr *analysis.Trace) *spanset.Set {
 	defer markPartial(tr)
 	n := len(tr.Tree.Nodes)
 	held := make([]bool, n)
-	budget := v.cfg.MaxTraceBytes / 4
+	budget := v.shared.MaxTraceBytes / 4
 	var units []*analysis.Unit
 	var nodes, sub []int32
 	seen := make([]bool, n)

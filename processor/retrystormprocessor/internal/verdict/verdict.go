@@ -6,11 +6,11 @@
 package verdict // import "github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
@@ -19,6 +19,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/held"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
@@ -27,21 +28,35 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
-// Config is what a Verdict is built from: the processor's configuration, validated, in the
-// terms of the packages each step uses.
+// Config is what the verdicts are built from: the processor's configuration, validated,
+// in the terms of the packages each step uses.
 type Config struct {
-	// Analysis configures the analyzer, the HMAC key included.
+	// Analysis configures the analyzer; its Key is set at Start.
 	Analysis analysis.Config
+	// Sampling are the keep rates (sampling).
+	Sampling sample.Rates
 	// Redaction configures the redactor (redaction, attributes).
 	Redaction redact.Config
-	// Redact redacts the tool payloads of kept traces (hashing.redact_payloads).
-	Redact bool
-	// MaxTraceBytes is the store's bound on one trace: calls held back across a
-	// provisional decision take at most a quarter of it (holdback.go).
-	MaxTraceBytes int64
+	// RedactPayloads redacts the tool payloads of kept traces (hashing.redact_payloads).
+	RedactPayloads bool
+	// StaleCache sizes the memory behind the stale-cache check (divergence.stale_cache).
+	StaleCache StaleCacheConfig
 	// Released: the traces were sampled before (`buffering: false`); the policy keeps
 	// every one, and their tracestate is not stamped.
 	Released bool
+}
+
+// StaleCacheConfig sizes the result memory shared by the shards and the suspects it holds.
+type StaleCacheConfig struct {
+	// RememberedResults is how many result fingerprints are remembered; 0 turns the
+	// stale-cache check off.
+	RememberedResults int
+	// MinAge is how much earlier a result must have been seen to count as cached.
+	MinAge time.Duration
+	// RecheckWindow is how long a suspect is held for the trace it copied.
+	RecheckWindow time.Duration
+	// HeldSuspects bounds the suspects held at once.
+	HeldSuspects int
 }
 
 // Shared is what every shard's Verdict shares.
@@ -55,7 +70,61 @@ type Shared struct {
 	Logger *zap.Logger
 	// LateLog limits the late-signal log lines of every shard together.
 	LateLog *loglimit.Limiter
+	// MaxTraceBytes is the store's bound on one trace: calls held back across a
+	// provisional decision take at most a quarter of it (holdback.go).
+	MaxTraceBytes int64
 }
+
+// lateSignalLogEvery is the least time between two late-signal log lines across shards.
+const lateSignalLogEvery = time.Second
+
+// Verdicts makes each shard's Verdict (held.Verdicts) and holds what they share.
+type Verdicts struct {
+	cfg    Config
+	shared Shared
+}
+
+var (
+	_ held.Verdicts[Notes, Kept] = (*Verdicts)(nil)
+	_ held.Verdict[Notes, Kept]  = (*Verdict)(nil)
+)
+
+// NewVerdicts builds the sampling policy and the verdict's metrics on tb, the builder the
+// store records on too.
+func NewVerdicts(cfg Config, tb *metadata.TelemetryBuilder, logger *zap.Logger) (*Verdicts, error) {
+	rates := cfg.Sampling
+	if cfg.Released {
+		// Released traces were sampled already: every one is kept, at no threshold.
+		rates = sample.Rates{Clean: 100}
+	}
+	policy, err := sample.NewPolicy(rates)
+	if err != nil {
+		return nil, fmt.Errorf("build sampling policy: %w", err)
+	}
+	return &Verdicts{cfg: cfg, shared: Shared{
+		Policy: policy, Tel: NewTelemetry(tb), Logger: logger, LateLog: loglimit.New(lateSignalLogEvery),
+	}}, nil
+}
+
+// Start makes the stale-cache memory the shards share (its suspects held on now's clock),
+// takes the HMAC key and the store's per-trace bound, and registers the observable
+// counters.
+func (vs *Verdicts) Start(key []byte, now func() time.Time, maxTraceBytes int64) error {
+	vs.cfg.Analysis.Key = key
+	vs.shared.MaxTraceBytes = maxTraceBytes
+	if sc := vs.cfg.StaleCache; sc.RememberedResults > 0 {
+		held := stalecache.New(sc.RememberedResults)
+		held.HoldSuspects(stalecache.Holding{MinAge: sc.MinAge, Window: sc.RecheckWindow, Max: sc.HeldSuspects, Now: now})
+		vs.shared.Held, vs.shared.Memory = held, held
+	}
+	if err := vs.shared.Tel.Register(); err != nil {
+		return fmt.Errorf("register retry_storm observable counters: %w", err)
+	}
+	return nil
+}
+
+// Shard makes one shard's Verdict.
+func (vs *Verdicts) Shard() held.Verdict[Notes, Kept] { return New(vs.cfg, vs.shared) }
 
 // Verdict decides the traces of one shard. It is not safe for concurrent use: it holds an
 // analyzer, a redactor and scratch space.
@@ -81,41 +150,31 @@ func New(cfg Config, shared Shared) *Verdict {
 	}
 }
 
-// Trace is a trace the store holds, as the verdict reads it. Set and Notes point into the
-// store's own record of it, which Unpack may change.
-type Trace struct {
-	ID  pcommon.TraceID
-	Set *spanset.Set
-	// Notes is the arrival note of each span of Set, in order (Note).
-	Notes *[]grouping.Arrival
-	// Settled is what the triage on the root's arrival kept of a trace it proved clean;
-	// its spans may then be held packed.
-	Settled *analysis.Settled
-	// Triaged: the trace needs no triage at its decision (triaged on its root's arrival,
-	// or set aside under memory pressure for a signal).
-	Triaged bool
-	// ErrorSeen: a span in status ERROR arrived.
-	ErrorSeen bool
-	// Fragment: its root has not arrived.
-	Fragment bool
-	// Rest is set for the rest of a provisionally decided trace.
-	Rest *Rest
-	// Unpack decodes the spans the store holds packed into Set and Notes.
-	Unpack func()
-}
+// Trace is a trace the store holds, as the verdict reads it.
+type Trace = held.Trace[Kept]
 
 // Rest is what the rest of a provisionally decided trace knows of that decision.
-type Rest struct {
-	// Cause names why the first decision was provisional (ProvisionalCauses).
-	Cause string
-	// Kept is the first part's verdict when it was kept (its rest is kept too), nil when
-	// it was dropped.
-	Kept *Kept
-}
+type Rest = held.Rest[Kept]
 
 // ProvisionalCauses are the causes of a provisional decision, as the cause attribute of
 // late_signals names them.
 var ProvisionalCauses = []string{metadata.AttributeEarlyCauseMemoryPressure, metadata.AttributeEarlyCauseTraceBytes}
+
+// Notes is what the verdict notes of a trace while the store holds it: each span's
+// arrival note, what a triage on the root's arrival kept of a trace it proved clean, and
+// what examining it under memory pressure found. The store keeps it with the trace.
+type Notes struct {
+	arrivals []grouping.Arrival
+	settled  *analysis.Settled
+	examined examined
+}
+
+// Arrivals are the arrival notes of the trace's spans the store holds decoded, in order.
+func (n *Notes) Arrivals() []grouping.Arrival { return n.arrivals }
+
+// Settled reports that a triage on the root's arrival proved the trace clean and kept
+// what its decision needs.
+func (n *Notes) Settled() bool { return n.settled != nil }
 
 // Kept is what the late spans of a kept trace need of its verdict.
 type Kept struct {
@@ -137,34 +196,46 @@ func (k *Kept) Reason() sample.Reason { return reasonOf(k.reason) }
 // Signal reports whether the trace was kept for a signal, not as a clean sample.
 func (k *Kept) Signal() bool { return k.Reason() != sample.ReasonClean }
 
-// Outcome is the verdict on a trace.
-type Outcome struct {
-	Decision sample.Decision
-	// Kept is what its late spans need, when kept.
-	Kept Kept
-	// Held are copies of the spans of calls held back for the rest of a kept provisional
-	// part (holdback.go), nil when none are.
-	Held *spanset.Set
+// Remembered is what the store's decision cache reads of a kept trace's verdict: whether
+// it was kept for a signal, its sampling reason, and the bytes its payload fingerprints
+// take.
+func (v *Verdict) Remembered(k *Kept) (signal bool, reason string, payloadBytes int64) {
+	return k.Signal(), string(k.Reason()), int64(k.Payloads.Bytes())
 }
 
-// Examined is what examining a trace found: its triage, its analysis, or neither.
-type Examined struct {
+// ForgetPayloads lets go of a kept trace's payload fingerprints (too many to remember).
+func (v *Verdict) ForgetPayloads(k *Kept) { k.Payloads = nil }
+
+// Marks are the Holder bytes of a kept verdict, for the store's own flags.
+func (v *Verdict) Marks(k *Kept) *[2]uint8 { return &k.Holder }
+
+// Outcome is the verdict on a trace.
+type Outcome = held.Outcome[Kept]
+
+// examined is what examining a trace found: its triage, its analysis, or neither.
+type examined struct {
 	q  *analysis.IndexedTrace
 	tr *analysis.Trace
 }
 
-// Signal reports that the analysis found a signal.
-func (e Examined) Signal() bool { return e.tr != nil && !e.tr.Signals.Clean() }
-
-// Recycle lets go of what examining found, when the trace is not decided with it.
-func (v *Verdict) Recycle(e Examined) { v.analyzer.Recycle(e.q) }
+// Recycle lets go of what examining the trace found, when it is not decided with it.
+func (v *Verdict) Recycle(n *Notes) {
+	v.analyzer.Recycle(n.examined.q)
+	n.examined = examined{}
+}
 
 // Note is the arrival note of each span of set appended to notes, the first root span of
 // set (hasRoot: there is one) and whether a span is in status ERROR. A span is read as it
 // arrives, while it is still in the CPU's caches; the tree, triage and analysis read the
 // notes instead of the span.
-func (v *Verdict) Note(notes []grouping.Arrival, set *spanset.Set) (_ []grouping.Arrival, root ptrace.Span, hasRoot, hasError bool) {
-	notes = slices.Grow(notes, set.Len())
+func (v *Verdict) Note(n *Notes, set *spanset.Set, front bool) (root ptrace.Span, hasRoot, hasError bool) {
+	var notes []grouping.Arrival
+	if front {
+		// Spans decoded again: their notes go before those of the spans that came after.
+		notes = make([]grouping.Arrival, 0, set.Len()+len(n.arrivals))
+	} else {
+		notes = slices.Grow(n.arrivals, set.Len())
+	}
 	for _, span := range set.All() {
 		a := v.analyzer.Arrival(span)
 		if !hasRoot && a.Parent.IsEmpty() {
@@ -173,73 +244,92 @@ func (v *Verdict) Note(notes []grouping.Arrival, set *spanset.Set) (_ []grouping
 		hasError = hasError || analysis.NotedError(a)
 		notes = append(notes, a)
 	}
-	return notes, root, hasRoot, hasError
+	if front {
+		notes = append(notes, n.arrivals...)
+	}
+	n.arrivals = notes
+	return root, hasRoot, hasError
 }
+
+// ForgetNotes lets go of the arrival notes of spans the store packed: they are noted
+// again when decoded.
+func (v *Verdict) ForgetNotes(n *Notes) { n.arrivals = nil }
+
+// Void forgets what a triage on the root's arrival kept: spans arrived after it.
+func (v *Verdict) Void(n *Notes) { n.settled = nil }
 
 // TriageAtRoot triages a trace whose root just arrived (root; whole: every span of the
 // trace came with it). triaged is false when it was not triaged: the configuration leaves
-// triage nothing to prove, or sampling keeps the trace even clean. settled is what a
-// triage that proved the trace clean keeps for its decision.
-func (v *Verdict) TriageAtRoot(t *Trace, root ptrace.Span, whole bool) (settled *analysis.Settled, triaged bool) {
+// triage nothing to prove, or sampling keeps the trace even clean. clean says the triage
+// proved it clean; what the decision needs of it is kept in n, and its spans need not be
+// read again unless sampling keeps it.
+func (v *Verdict) TriageAtRoot(n *Notes, t *Trace, root ptrace.Span, whole bool) (triaged, clean bool) {
 	if !v.analyzer.Triageable() {
-		return nil, false
+		return false, false
 	}
 	traceState := root.TraceState().AsRaw()
 	if v.shared.Policy.KeepsClean(t.ID, traceState) {
-		return nil, false
+		return false, false
 	}
 	t.Unpack() // spans held encoded while the root was awaited
-	q := v.index(t)
+	q := v.index(n, t)
 	q.Cached = whole
 	q = v.analyzer.TriageIndexed(q)
 	if q.Clean {
-		settled = v.analyzer.Settle(q, traceState)
+		n.settled = v.analyzer.Settle(q, traceState)
 	}
 	v.analyzer.Recycle(q)
-	return settled, true
+	return true, n.settled != nil
 }
 
 // Examine triages a trace without an error span and analyses it unless triage proved it
-// clean. A trace sampling keeps even if it is clean is analysed either way, so it is
-// analysed without triage; so is a trace memory pressure set aside for a signal: triage
-// only proves traces clean, and the trace showed one. A trace proven clean on its root's
-// arrival is not read again: Examine returns neither, and the decision takes what that
-// triage kept.
-func (v *Verdict) Examine(t *Trace) Examined {
-	if t.Settled != nil {
-		return Examined{}
+// clean, keeping what it found in n for the decision (or Recycle), and reports whether
+// the analysis found a signal. A trace sampling keeps even if it is clean is analysed
+// either way, so it is analysed without triage; so is a trace memory pressure set aside
+// for a signal: triage only proves traces clean, and the trace showed one. A trace proven
+// clean on its root's arrival is not read again: the decision takes what that triage
+// kept.
+func (v *Verdict) Examine(n *Notes, t *Trace) (signal bool) {
+	n.examined = v.examine(n, t)
+	return n.examined.tr != nil && !n.examined.tr.Signals.Clean()
+}
+
+func (v *Verdict) examine(n *Notes, t *Trace) examined {
+	if n.settled != nil {
+		return examined{}
 	}
 	t.Unpack()
-	q := v.index(t)
+	q := v.index(n, t)
 	if !t.Triaged && !v.shared.Policy.KeepsClean(t.ID, rootTraceState(q.Tree)) {
 		if q = v.analyzer.TriageIndexed(q); q.Clean {
-			return Examined{q: q}
+			return examined{q: q}
 		}
 	}
-	return Examined{q: q, tr: v.analyzer.AnalyzeTree(q.Tree)}
+	return examined{q: q, tr: v.analyzer.AnalyzeTree(q.Tree)}
 }
 
 // index indexes t's spans for triage and analysis; the tree of the rest of a
 // provisionally decided trace says so, for following the model to read the history its
 // later model calls record (the outputs that made the requests went with the first part).
-func (v *Verdict) index(t *Trace) *analysis.IndexedTrace {
-	q := v.analyzer.IndexSpans(t.Set.Len(), t.Set.All(), *t.Notes)
+func (v *Verdict) index(n *Notes, t *Trace) *analysis.IndexedTrace {
+	q := v.analyzer.IndexSpans(t.Set.Len(), t.Set.All(), n.arrivals)
 	q.Tree.Rest = t.Rest != nil
 	return q
 }
 
-// Decide decides a trace, given what examining it found (ex, zero when it was not
+// Decide decides a trace, given what examining it found (in n; nothing when it was not
 // examined: it showed an error span). A trace triage proved clean and sampling drops (most
 // traffic) is done without analysis, its results remembered for the stale-cache check.
 // Every other trace is analysed and sampled, and a kept one is annotated, redacted and
 // stamped in place; the store forwards it. early says the decision is provisional (made
 // under memory pressure or past max_trace_bytes).
-func (v *Verdict) Decide(t *Trace, ex Examined, early bool, now time.Time) Outcome {
-	q, tr := ex.q, ex.tr
+func (v *Verdict) Decide(n *Notes, t *Trace, early bool, now time.Time) Outcome {
+	q, tr := n.examined.q, n.examined.tr
+	n.examined = examined{}
 	// The closure reads q when it runs, so it sees the index made below; nothing uses the
 	// trace's tree once it is decided.
 	defer func() { v.analyzer.Recycle(q) }()
-	if settled, clean := t.Settled, tr == nil && q != nil && q.Clean; settled != nil || clean {
+	if settled, clean := n.settled, tr == nil && q != nil && q.Clean; settled != nil || clean {
 		in := sample.Input{TraceID: t.ID}
 		if settled != nil {
 			in.Tools, in.TraceState = settled.Tools, settled.TraceState
@@ -253,14 +343,14 @@ func (v *Verdict) Decide(t *Trace, ex Examined, early bool, now time.Time) Outco
 			}
 			v.reportResolved(v.analyzer.RememberClean(settled))
 			v.shared.Tel.triaged(settled)
-			return Outcome{Decision: d}
+			return Outcome{Reason: string(d.Reason)}
 		}
 	}
 	if tr == nil {
 		t.Unpack() // a trace proven clean that sampling keeps, or an error trace packed before its error
 		if q == nil {
 			// An error span (no triage), or a trace proven clean that sampling keeps: the tree all the same.
-			q = v.index(t)
+			q = v.index(n, t)
 		}
 		tr = v.analyzer.AnalyzeTree(q.Tree)
 	}
@@ -282,12 +372,12 @@ func (v *Verdict) Decide(t *Trace, ex Examined, early bool, now time.Time) Outco
 	v.restAnalysed(t, tr, now)
 	if !d.Keep {
 		v.holdSuspects(tr, d)
-		return Outcome{Decision: d}
+		return Outcome{Reason: string(d.Reason)}
 	}
-	st := annotate.Apply(tr, annotate.Options{Reason: string(d.Reason), Redact: v.cfg.Redact})
+	st := annotate.Apply(tr, annotate.Options{Reason: string(d.Reason), Redact: v.cfg.RedactPayloads})
 	v.shared.Tel.remapped(st.Remapped)
 	kd := Kept{reason: reasonIndex(d.Reason), Stamp: d.Stamp, Threshold: d.Threshold}
-	if v.cfg.Redact {
+	if v.cfg.RedactPayloads {
 		var known *redact.Values
 		if t.Rest != nil && t.Rest.Kept != nil {
 			known = t.Rest.Kept.Payloads // copies of the first part's payloads in the rest
@@ -298,7 +388,7 @@ func (v *Verdict) Decide(t *Trace, ex Examined, early bool, now time.Time) Outco
 		stampSpans(t.Set, v.shared.Policy, d.Threshold)
 	}
 	v.holdSuspects(tr, d)
-	return Outcome{Decision: d, Kept: kd, Held: held}
+	return Outcome{Keep: true, Reason: string(d.Reason), Kept: kd, Held: held}
 }
 
 // Late handles late spans of a kept trace (set), whose verdict was kd. They are not
@@ -308,9 +398,9 @@ func (v *Verdict) Decide(t *Trace, ex Examined, early bool, now time.Time) Outco
 // returns the trace's verdict with the payloads these spans brought; changed says there
 // were some, for the store to remember.
 func (v *Verdict) Late(set *spanset.Set, kd Kept) (_ Kept, changed bool) {
-	tools, st := annotate.LateSpans(set.All(), v.analyzer.Extractor(), annotate.Options{Redact: v.cfg.Redact})
+	tools, st := annotate.LateSpans(set.All(), v.analyzer.Extractor(), annotate.Options{Redact: v.cfg.RedactPayloads})
 	v.shared.Tel.remapped(st.Remapped)
-	if v.cfg.Redact {
+	if v.cfg.RedactPayloads {
 		if vals := v.redactLate(set, tools, kd.Payloads); vals != kd.Payloads {
 			// Tool spans among the late ones brought payloads: later spans are scrubbed of them too.
 			kd.Payloads, changed = vals, true
