@@ -9,10 +9,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // Verdict is what the analysis makes of one whole trace, as a sampling policy.
@@ -33,14 +32,16 @@ type Verdict struct {
 // decided on the trace id as the processor decides. It is safe for concurrent use.
 type TraceVerdict struct {
 	engine *verdictEngine
-	policy *sample.Policy
+	// verdicts are the processor's verdicts at these rates, each used by one evaluation
+	// at a time (a verdict holds an analyzer and scratch space).
+	verdicts sync.Pool
 }
 
 // verdictEngine is what every TraceVerdict made from one configuration shares: the
-// analyzers, each used by one evaluation at a time, and the stale-cache memory.
+// verdicts' configuration and the stale-cache memory.
 type verdictEngine struct {
-	logger    *zap.Logger
-	analyzers sync.Pool
+	logger *zap.Logger
+	cfg    verdict.Config
 	// memory is the cross-trace result memory of the stale-cache check; nil when
 	// divergence.stale_cache.remembered_results is 0.
 	memory *stalecache.Memory
@@ -61,16 +62,12 @@ func NewTraceVerdict(set component.TelemetrySettings, cfg *PolicyConfig, key []b
 			zap.Int("hashing.key.min_bytes", minKeyBytes))
 	}
 	e := &verdictEngine{logger: logger}
-	// A typed nil in the interface would turn the check on: mem stays nil unless remembered.
-	var mem findings.ResultMemory
+	e.cfg.Analysis = cfg.processorConfig().analysisConfig(key)
 	if n := cfg.Divergence.StaleCache.RememberedResults; n > 0 {
 		// No suspect is held (stalecache.HoldSuspects): a sampler's decision is final, so a
 		// finding found later could not change it.
 		e.memory = stalecache.New(n)
-		mem = e.memory
 	}
-	ac := cfg.processorConfig().analysisConfig(key)
-	e.analyzers.New = func() any { return analysis.New(ac, mem) }
 	return e.withKeepPercent(cfg.KeepPercent)
 }
 
@@ -90,7 +87,14 @@ func (e *verdictEngine) withKeepPercent(kp KeepPercentConfig) (*TraceVerdict, er
 	if err != nil {
 		return nil, fmt.Errorf("build retry_storm policy rates: %w", err)
 	}
-	return &TraceVerdict{engine: e, policy: policy}, nil
+	shared := verdict.Shared{Policy: policy, Logger: e.logger}
+	if e.memory != nil {
+		// A typed nil in the interface would turn the check on: set only when remembered.
+		shared.Memory = e.memory
+	}
+	v := &TraceVerdict{engine: e}
+	v.verdicts.New = func() any { return verdict.New(e.cfg, shared) }
+	return v, nil
 }
 
 // Stateful reports that a verdict can depend on traces evaluated before: the stale-cache
@@ -101,41 +105,18 @@ func (v *TraceVerdict) Stateful() bool { return v.engine.memory != nil }
 // error means the analysis failed on td (a bug met by odd input, recovered): the trace is
 // not kept for it.
 func (v *TraceVerdict) Evaluate(td ptrace.Traces) (out Verdict, err error) {
-	an := v.engine.analyzers.Get().(*analysis.Analyzer)
+	vd := v.verdicts.Get().(*verdict.Verdict)
 	defer func() {
 		if r := recover(); r != nil {
-			// The analyzer's scratch space may be half written: it is not reused.
+			// The verdict's scratch space may be half written: it is not reused.
 			v.engine.logger.Error("retry_storm policy: analysis failed on a trace; it is not kept for a signal",
 				zap.Any("panic", r))
 			out, err = Verdict{Reason: string(sample.ReasonClean), Threshold: sampling.NeverSampleThreshold},
 				fmt.Errorf("analyse trace for the retry_storm policy: %v", r)
 			return
 		}
-		v.engine.analyzers.Put(an)
+		v.verdicts.Put(vd)
 	}()
-	return v.decide(an, td), nil
-}
-
-// decide runs the processor's steps on a whole trace: triage, and analysis unless triage
-// proved the trace clean; a trace proven clean still has its results remembered for the
-// stale-cache check, as the processor remembers those of the clean traces it drops.
-func (v *TraceVerdict) decide(an *analysis.Analyzer, td ptrace.Traces) Verdict {
-	q := an.TriageIndexed(an.Index(td))
-	defer an.Recycle(q)
-	if q.Clean {
-		settled := an.Settle(q, "")
-		an.RememberClean(settled)
-		return v.verdict(sample.Input{TraceID: settled.TraceID})
-	}
-	tr := an.AnalyzeTree(q.Tree)
-	return v.verdict(sample.Input{TraceID: tr.TraceID, Signals: signalsOfAnalysis(tr.Signals), Tools: tr.Tools})
-}
-
-func (v *TraceVerdict) verdict(in sample.Input) Verdict {
-	d := v.policy.Decide(in)
-	return Verdict{Keep: d.Keep, Reason: string(d.Reason), Threshold: d.Threshold}
-}
-
-func signalsOfAnalysis(s analysis.Signals) sample.Signals {
-	return sample.Signals{s.Storm, s.ToolError, s.Divergence, s.SpanError, s.Incomplete}
+	d := vd.Assess(td)
+	return Verdict{Keep: d.Keep, Reason: string(d.Reason), Threshold: d.Threshold}, nil
 }

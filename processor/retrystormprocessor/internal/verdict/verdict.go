@@ -452,3 +452,24 @@ func stampSpans(set *spanset.Set, policy *sample.Policy, th sampling.Threshold) 
 		span.TraceState().FromRaw(lastOut)
 	}
 }
+
+// Assess reads a whole trace that another sampler holds — triage, then analysis unless
+// triage proves it clean, then sampling at v's rates — and returns the decision, writing
+// nothing to its spans and recording no metric: the processor after the sampler gives the
+// trace its verdict. The results of a trace triage proves clean are remembered for the
+// stale-cache check, as Decide remembers those of the clean traces it drops. The trace's
+// randomness is its trace id's alone (no tracestate is read).
+func (v *Verdict) Assess(td ptrace.Traces) sample.Decision {
+	set := spanset.FromTraces(td)
+	var n Notes
+	v.Note(&n, &set, false)
+	q := v.analyzer.IndexSpans(set.Len(), set.All(), n.arrivals)
+	defer func() { v.analyzer.Recycle(q) }()
+	if q = v.analyzer.TriageIndexed(q); q.Clean {
+		settled := v.analyzer.Settle(q, "")
+		v.analyzer.RememberClean(settled)
+		return v.shared.Policy.Decide(sample.Input{TraceID: settled.TraceID, Tools: settled.Tools})
+	}
+	tr := v.analyzer.AnalyzeTree(q.Tree)
+	return v.shared.Policy.Decide(sample.Input{TraceID: tr.TraceID, Signals: signalsOf(tr.Signals), Tools: tr.Tools})
+}
