@@ -69,6 +69,18 @@ func (x *policyExtension) Start(context.Context, component.Host) error {
 	return nil
 }
 
+// ResultMemory is the memory behind the policies' stale-cache check, for the retry_storm
+// processor after tail_sampling (`buffering: false`) to check stale reads against every
+// trace the policies assessed, kept or not. Nil before Start or with the check off.
+func (x *policyExtension) ResultMemory() *retrystormprocessor.ResultMemory {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.verdict == nil {
+		return nil
+	}
+	return x.verdict.ResultMemory()
+}
+
 // Shutdown holds nothing to flush: a verdict is made while tail_sampling waits for it.
 func (*policyExtension) Shutdown(context.Context) error { return nil }
 

@@ -120,3 +120,23 @@ func (v *TraceVerdict) Evaluate(td ptrace.Traces) (out Verdict, err error) {
 	d := vd.Assess(td)
 	return Verdict{Keep: d.Keep, Reason: string(d.Reason), Threshold: d.Threshold}, nil
 }
+
+// ResultMemory is the memory behind the stale-cache check as a TraceVerdict fills it: the
+// results of every trace the policy assessed. The retry_storm processor after the sampler
+// (`buffering: false`) checks stale reads against it, so a read copied from a trace the
+// sampler dropped is still found.
+type ResultMemory struct{ m *stalecache.Memory }
+
+// ResultMemory returns v's result memory, nil when the stale-cache check is off.
+func (v *TraceVerdict) ResultMemory() *ResultMemory {
+	if v.engine.memory == nil {
+		return nil
+	}
+	return &ResultMemory{m: v.engine.memory}
+}
+
+// resultMemorySource is what the processor looks for among the collector's extensions:
+// the retry_storm policy extension.
+type resultMemorySource interface {
+	ResultMemory() *ResultMemory
+}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -24,9 +27,10 @@ var errNotStarted = errors.New("retry_storm processor is not started")
 // retryStormProcessor is the component around the buffer: it reads the HMAC key at start
 // and keeps ConsumeTraces and Shutdown to the collector's lifecycle.
 type retryStormProcessor struct {
-	cfg    *Config
-	logger *zap.Logger
-	buffer *buffer.Buffer[verdict.Notes, verdict.Kept]
+	cfg      *Config
+	logger   *zap.Logger
+	buffer   *buffer.Buffer[verdict.Notes, verdict.Kept]
+	verdicts *verdict.Verdicts
 
 	started  atomic.Bool
 	stopped  atomic.Bool
@@ -50,7 +54,7 @@ func newRetryStormProcessor(set processor.Settings, cfg *Config, next consumer.T
 		return nil, err
 	}
 	b := buffer.New(set.Logger, tb, cfg.bufferConfig(), verdicts, next, opts...)
-	return &retryStormProcessor{cfg: cfg, logger: set.Logger, buffer: b}, nil
+	return &retryStormProcessor{cfg: cfg, logger: set.Logger, buffer: b, verdicts: verdicts}, nil
 }
 
 // bufferConfig is the store's configuration.
@@ -105,8 +109,15 @@ func (p *retryStormProcessor) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: true}
 }
 
-// Start reads the HMAC key and starts the buffer's shards.
-func (p *retryStormProcessor) Start(_ context.Context, _ component.Host) error {
+// Start reads the HMAC key and starts the buffer's shards. After tail_sampling
+// (`buffering: false`), the stale-cache check shares the result memory of the retry_storm
+// policy extension when the collector runs one (sharedResultMemory).
+func (p *retryStormProcessor) Start(_ context.Context, host component.Host) error {
+	if !p.cfg.Buffering {
+		if m := p.sharedResultMemory(host); m != nil {
+			p.verdicts.UseMemory(m.m)
+		}
+	}
 	key, err := readKey(p.cfg.Hashing)
 	if err != nil {
 		return fmt.Errorf("start retry_storm: %w", err)
@@ -144,4 +155,26 @@ func (p *retryStormProcessor) Shutdown(ctx context.Context) error {
 		p.stopErr = p.buffer.Shutdown(ctx)
 	})
 	return p.stopErr
+}
+
+// sharedResultMemory is the result memory of the retry_storm policy extension the
+// collector runs, if one does and its stale-cache check is on: the policy assessed every
+// trace, kept or not, so a stale read is checked against all of them, as a buffering
+// processor checks it against every trace it decided. With several, the first by id.
+func (p *retryStormProcessor) sharedResultMemory(host component.Host) *ResultMemory {
+	if host == nil {
+		return nil
+	}
+	exts := host.GetExtensions()
+	ids := slices.SortedFunc(maps.Keys(exts), func(a, b component.ID) int { return strings.Compare(a.String(), b.String()) })
+	for _, id := range ids {
+		if src, ok := exts[id].(resultMemorySource); ok {
+			if m := src.ResultMemory(); m != nil {
+				p.logger.Info("the stale-cache check uses the result memory of the retry_storm sampling policy",
+					zap.String("extension", id.String()))
+				return m
+			}
+		}
+	}
+	return nil
 }

@@ -44,6 +44,11 @@ type Config struct {
 	// Released: the traces were sampled before (`buffering: false`); the policy keeps
 	// every one, and their tracestate is not stamped.
 	Released bool
+	// Memory, when set, is a result memory made elsewhere — the one the retry_storm
+	// sampling policy fills with every trace it assesses — used instead of one of
+	// StaleCache.RememberedResults results, so a stale read is found against traces the
+	// sampler dropped. Suspects are held in it as StaleCache says.
+	Memory *stalecache.Memory
 }
 
 // StaleCacheConfig sizes the result memory shared by the shards and the suspects it holds.
@@ -106,14 +111,22 @@ func NewVerdicts(cfg Config, tb *metadata.TelemetryBuilder, logger *zap.Logger) 
 	}}, nil
 }
 
+// UseMemory makes the shards share m as their result memory (Config.Memory); it is
+// called before Start.
+func (vs *Verdicts) UseMemory(m *stalecache.Memory) { vs.cfg.Memory = m }
+
 // Start makes the stale-cache memory the shards share (its suspects held on now's clock),
 // takes the HMAC key and the store's per-trace bound, and registers the observable
 // counters.
 func (vs *Verdicts) Start(key []byte, now func() time.Time, maxTraceBytes int64) error {
 	vs.cfg.Analysis.Key = key
 	vs.shared.MaxTraceBytes = maxTraceBytes
-	if sc := vs.cfg.StaleCache; sc.RememberedResults > 0 {
-		held := stalecache.New(sc.RememberedResults)
+	sc := vs.cfg.StaleCache
+	held := vs.cfg.Memory
+	if held == nil && sc.RememberedResults > 0 {
+		held = stalecache.New(sc.RememberedResults)
+	}
+	if held != nil {
 		held.HoldSuspects(stalecache.Holding{MinAge: sc.MinAge, Window: sc.RecheckWindow, Max: sc.HeldSuspects, Now: now})
 		vs.shared.Held, vs.shared.Memory = held, held
 	}
