@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/tailsamplingprocessor/pkg/samplingpolicy"
 	"github.com/stretchr/testify/assert"
@@ -12,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension/extensiontest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
@@ -25,19 +23,6 @@ import (
 type hostWith map[component.ID]component.Component
 
 func (h hostWith) GetExtensions() map[component.ID]component.Component { return h }
-
-// staleRead is a charge_card call whose first attempt failed and whose retry returned in
-// 2 ms, two minutes after the base: the result of an earlier trace, cached.
-func staleRead(id pcommon.TraceID) ptrace.Traces {
-	b := buffertest.NewSpanBuilder(id)
-	root := b.Span("invoke_agent checkout", pcommon.SpanID{}, 120_000, 130_000, map[string]any{
-		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "checkout",
-	})
-	b.Tool(root.SpanID(), "charge_card", "call-1", 120_100, true)
-	fast := b.Tool(root.SpanID(), "charge_card", "call-1", 120_400, false)
-	fast.SetEndTimestamp(fast.StartTimestamp() + pcommon.Timestamp(2*time.Millisecond))
-	return b.Traces
-}
 
 // findingsAfterTheSampler runs the retry_storm policy over a clean trace and a stale read
 // that copied its result, as tail_sampling would, then sends what the policy kept through
@@ -66,7 +51,7 @@ func findingsAfterTheSampler(t *testing.T, shared bool) []string {
 	require.NoError(t, err)
 	require.NoError(t, p.Start(ctx, host))
 
-	original, stale := buffertest.ChargeCardTrace(buffertest.TraceID(1), false), staleRead(buffertest.TraceID(2))
+	original, stale := buffertest.ChargeCardTrace(buffertest.TraceID(1), false), buffertest.StaleRead(buffertest.TraceID(2))
 	staleSpans := stale.SpanCount()
 	for _, td := range []ptrace.Traces{original, stale} {
 		d, err := policy.Evaluate(ctx, td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID(), &samplingpolicy.TraceData{ReceivedBatches: td})

@@ -17,18 +17,8 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
-// staleTrace is a charge_card call whose first attempt failed and whose retry returned in
-// 2 ms, two minutes after the base: the {"ok":true} result of an earlier trace, cached.
-func staleTrace(id pcommon.TraceID) ptrace.Traces {
-	b := buffertest.NewSpanBuilder(id)
-	root := b.Span("invoke_agent checkout", pcommon.SpanID{}, 120_000, 130_000, map[string]any{
-		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "checkout",
-	})
-	b.Tool(root.SpanID(), "charge_card", "call-1", 120_100, true)
-	fast := b.Tool(root.SpanID(), "charge_card", "call-1", 120_400, false)
-	fast.SetEndTimestamp(fast.StartTimestamp() + pcommon.Timestamp(2*time.Millisecond))
-	return b.Traces
-}
+// staleTrace is buffertest.StaleRead.
+func staleTrace(id pcommon.TraceID) ptrace.Traces { return buffertest.StaleRead(id) }
 
 // summaries returns the call summaries on the spans of one trace, by the span's name.
 func summaries(t *testing.T, spans []ptrace.Span) map[string][]stormrecord.Record {

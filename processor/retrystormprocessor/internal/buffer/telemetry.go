@@ -43,13 +43,13 @@ func newTelemetry(b *metadata.TelemetryBuilder) *telemetry {
 	t := &telemetry{
 		b:      b,
 		traces: map[[2]string]metric.AddOption{},
-		late: attrOptions("decision", metadata.AttributeLateDecisionKept, metadata.AttributeLateDecisionDropped,
+		late: metadata.AttrOptions("decision", metadata.AttributeLateDecisionKept, metadata.AttributeLateDecisionDropped,
 			metadata.AttributeLateDecisionProvisional, metadata.AttributeLateDecisionForgotten),
-		evicted:  attrOptions("decision", metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped),
-		signalEv: attrOptions("reason", signalReasons...),
-		early:    attrOptions("cause", CauseMemoryPressure.String(), CauseTraceBytes.String(), CauseShutdown.String()),
-		dropped:  attrOptions("cause", dropCauseNames[:]...),
-		annotation: attrOptions("where", metadata.AttributeAnnotationWhereSpan, metadata.AttributeAnnotationWhereEvent, metadata.AttributeAnnotationWhereLink,
+		evicted:  metadata.AttrOptions("decision", metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped),
+		signalEv: metadata.AttrOptions("reason", signalReasons...),
+		early:    metadata.AttrOptions("cause", CauseMemoryPressure.String(), CauseTraceBytes.String(), CauseShutdown.String()),
+		dropped:  metadata.AttrOptions("cause", dropCauseNames[:]...),
+		annotation: metadata.AttrOptions("where", metadata.AttributeAnnotationWhereSpan, metadata.AttributeAnnotationWhereEvent, metadata.AttributeAnnotationWhereLink,
 			metadata.AttributeAnnotationWhereResource, metadata.AttributeAnnotationWhereScope, metadata.AttributeAnnotationWhereSpanName, metadata.AttributeAnnotationWhereEventName),
 	}
 	for _, d := range []string{metadata.AttributeDecisionKept, metadata.AttributeDecisionDropped} {
@@ -90,23 +90,8 @@ func (t *telemetry) startAtZero() {
 	}
 }
 
-func attrOptions(key string, values ...string) map[string]metric.AddOption {
-	m := make(map[string]metric.AddOption, len(values))
-	for _, v := range values {
-		m[v] = metric.WithAttributeSet(attribute.NewSet(attribute.String(key, v)))
-	}
-	return m
-}
-
 func (t *telemetry) add(c metric.Int64Counter, n int64, opt metric.AddOption) {
-	if n == 0 {
-		return
-	}
-	if opt == nil {
-		c.Add(context.Background(), n)
-		return
-	}
-	c.Add(context.Background(), n, opt)
+	metadata.Add(c, n, opt)
 }
 
 func (t *telemetry) received(n int64) { t.add(t.b.ProcessorRetryStormSpansReceived, n, nil) }

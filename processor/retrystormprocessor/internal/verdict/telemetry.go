@@ -52,11 +52,11 @@ func NewTelemetry(b *metadata.TelemetryBuilder) *Telemetry {
 	t := &Telemetry{
 		b: b, tools: toolNames{limit: MaxToolNames}, stormCalls: newOpenCounter(),
 		scopes: toolNames{limit: MaxToolNames}, unseenCalls: newOpenCounter(),
-		findings: attrOptions("kind", findings.Kinds...),
+		findings: metadata.AttrOptions("kind", findings.Kinds...),
 		signals:  map[[2]string]metric.AddOption{},
-		where:    attrOptions("where", redactedWhere...),
-		suspect:  attrOptions("outcome", metadata.AttributeSuspectOutcomeHeld, metadata.AttributeSuspectOutcomeResolved, metadata.AttributeSuspectOutcomeExpired, metadata.AttributeSuspectOutcomeEvicted),
-		lateFind: attrOptions("outcome", metadata.AttributeLateFindingOutcomeForwarded, metadata.AttributeLateFindingOutcomeTraceDropped, metadata.AttributeLateFindingOutcomeNextConsumerError, metadata.AttributeLateFindingOutcomeShutdown),
+		where:    metadata.AttrOptions("where", redactedWhere...),
+		suspect:  metadata.AttrOptions("outcome", metadata.AttributeSuspectOutcomeHeld, metadata.AttributeSuspectOutcomeResolved, metadata.AttributeSuspectOutcomeExpired, metadata.AttributeSuspectOutcomeEvicted),
+		lateFind: metadata.AttrOptions("outcome", metadata.AttributeLateFindingOutcomeForwarded, metadata.AttributeLateFindingOutcomeTraceDropped, metadata.AttributeLateFindingOutcomeNextConsumerError, metadata.AttributeLateFindingOutcomeShutdown),
 	}
 	for _, c := range ProvisionalCauses {
 		for _, r := range sample.SignalReasons {
@@ -105,23 +105,8 @@ func (t *Telemetry) startAtZero() {
 	}
 }
 
-func attrOptions(key string, values ...string) map[string]metric.AddOption {
-	m := make(map[string]metric.AddOption, len(values))
-	for _, v := range values {
-		m[v] = metric.WithAttributeSet(attribute.NewSet(attribute.String(key, v)))
-	}
-	return m
-}
-
 func (t *Telemetry) add(c metric.Int64Counter, n int64, opt metric.AddOption) {
-	if n == 0 {
-		return
-	}
-	if opt == nil {
-		c.Add(context.Background(), n)
-		return
-	}
-	c.Add(context.Background(), n, opt)
+	metadata.Add(c, n, opt)
 }
 
 // lateSignal counts the rest of a provisionally decided trace that brought a signal: the

@@ -182,3 +182,17 @@ func AttrValues(tds []ptrace.Traces, key string) []string {
 	}
 	return out
 }
+
+// StaleRead is a charge_card call whose first attempt failed and whose retry returned in
+// 2 ms, two minutes after the base: the {"ok":true} result of an earlier trace (such as
+// ChargeCardTrace(other, false)), cached.
+func StaleRead(id pcommon.TraceID) ptrace.Traces {
+	b := NewSpanBuilder(id)
+	root := b.Span("invoke_agent checkout", pcommon.SpanID{}, 120_000, 130_000, map[string]any{
+		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "checkout",
+	})
+	b.Tool(root.SpanID(), "charge_card", "call-1", 120_100, true)
+	fast := b.Tool(root.SpanID(), "charge_card", "call-1", 120_400, false)
+	fast.SetEndTimestamp(fast.StartTimestamp() + pcommon.Timestamp(2*time.Millisecond))
+	return b.Traces
+}
