@@ -46,8 +46,9 @@ type gateway struct {
 	sink                               *consumertest.TracesSink
 }
 
-// startGateway starts the gateway with a backend of its own.
-func startGateway(t *testing.T) *gateway {
+// startGateway starts the gateway with a backend of its own; adjust, when not nil, changes
+// the configuration (as data) after the test's ports and waits are set.
+func startGateway(t *testing.T, adjust func(cfg yamlMap)) *gateway {
 	t.Helper()
 	dir := t.TempDir()
 	ports := freePorts(t, 4)
@@ -71,6 +72,9 @@ func startGateway(t *testing.T) *gateway {
 	// The backend never fails here: a failed send shows at once rather than 5 s later.
 	set(retryFast()["retry_on_failure"], "exporters", "otlp_grpc/backend", "retry_on_failure")
 	set(telemetry(g.metricsPort, "info")["metrics"], "service", "telemetry", "metrics")
+	if adjust != nil {
+		adjust(cfg)
+	}
 	path := filepath.Join(dir, "gateway.yaml")
 	b, err := yaml.Marshal(cfg)
 	if err != nil {

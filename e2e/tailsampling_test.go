@@ -27,7 +27,7 @@ import (
 // whole; the storm records, and the comparable metrics, equal standalone retry_storm's;
 // no raw tool argument or result is on any trace the backend got, nor in the summary file.
 func TestTailSamplingSDKCaptures(t *testing.T) {
-	g := startGateway(t)
+	g := startGateway(t, nil)
 	s := startStandalone(t)
 	var deliveries []captureDelivery
 	var all []ptrace.Traces
@@ -104,7 +104,7 @@ func TestTailSamplingSDKCaptures(t *testing.T) {
 func TestTailSamplingAgentsim(t *testing.T) {
 	dir := t.TempDir()
 	agentsim := buildAgentsim(t, dir)
-	g := startGateway(t)
+	g := startGateway(t, nil)
 	s := startStandalone(t)
 	const count = 120
 	run := func(port int, truth string) *agentsimRun {
@@ -251,26 +251,21 @@ const (
 // latency threshold (45 s) is kept by the slow-traces policy and reaches the backend
 // annotated and redacted like a storm's trace; a trace whose root is GET /healthz is
 // dropped by the drop policy although it holds a storm (which the retry_storm policy
-// samples): it never reaches the backend and gets no storm record. A storm sent last
-// proves the pipeline ran.
+// samples): it never reaches the backend and gets no storm record, while an agent run
+// with a GET /healthz span below its root is kept (the policy matches the root only). A
+// storm sent last proves the pipeline ran.
 func TestTailSamplingLatencyAndHealthChecks(t *testing.T) {
-	g := startGateway(t)
+	g := startGateway(t, nil)
 
 	slow := newSpanBuilder("tail-sampling/slow")
 	slowRoot := slow.root(50_000)
 	slow.genai(slowRoot, "lookup_order", "call_slow", slowArgs, 100, 300,
 		map[string]any{"gen_ai.tool.call.result": slowResult})
 
-	health := newSpanBuilder("tail-sampling/healthz")
-	healthRoot := health.span("GET /healthz", pcommon.SpanID{}, 0, 400, map[string]any{
-		"http.request.method": "GET", "url.path": "/healthz", "http.route": "/healthz"})
-	health.genai(healthRoot, "probe_dependency", "call_probe", healthArgs, 10, 100, nil)
-	health.fail("upstream 503")
-	health.genai(healthRoot, "probe_dependency", "call_probe", healthArgs, 200, 300,
-		map[string]any{"gen_ai.tool.call.result": `{"ok":true}`})
-
+	health := healthCheckTrace("tail-sampling/healthz", true, true)
+	inner := healthCheckTrace("tail-sampling/healthz-inside", false, true)
 	canary := stormTrace("tail-sampling/canary", "charge_card", `{"order":"ord-canary-0001"}`)
-	m := g.send(t, 3, slow.request(0, slow.Spans.Len()), health.request(0, health.Spans.Len()), canary.request(0, canary.Spans.Len()))
+	m := g.send(t, 4, whole(slow), whole(health), whole(inner), whole(canary))
 
 	backend := backendTraces(g.sink)
 	summary := readSummaryFile(t, g.summaryPath)
@@ -309,10 +304,74 @@ func TestTailSamplingLatencyAndHealthChecks(t *testing.T) {
 			"traces the drop policy dropped")
 		assert.NotContains(t, string(summary.raw), healthVal, "the summary file")
 	})
+	t.Run("agent run calling a health endpoint kept", func(t *testing.T) {
+		assert.NotNil(t, backend[inner.traceID()], "an agent run with a GET /healthz span inside was dropped")
+		assert.NotEmpty(t, summary.recordsOf(inner.traceID()), "its storm has no record")
+	})
 	if t.Failed() {
 		t.Logf("metrics:\n%s%s", m.retrystormLines(), tailSamplingLines(m))
 	}
 }
+
+// TestTailSamplingDropSparesStormsWithNot: with the retry_storm policy under a `not` in the
+// drop policy's sub-policies, as the README suggests for teams whose health checks must not
+// hide storms, a health check with a storm inside is kept and recorded while a clean one is
+// still dropped.
+func TestTailSamplingDropSparesStormsWithNot(t *testing.T) {
+	g := startGateway(t, func(cfg yamlMap) {
+		ts := cfg["processors"].(yamlMap)["tail_sampling"].(yamlMap)
+		for _, p := range ts["policies"].([]any) {
+			policy := p.(yamlMap)
+			if policy["name"] != "drop-health-checks" {
+				continue
+			}
+			drop := policy["drop"].(yamlMap)
+			drop["drop_sub_policy"] = append(drop["drop_sub_policy"].([]any), yamlMap{
+				"name": "no-agent-signal", "type": "not",
+				"not": yamlMap{"not_sub_policy": yamlMap{"name": "agent-signal", "type": "retry_storm"}},
+			})
+			return
+		}
+		t.Fatal("config/tail-sampling.yaml has no drop-health-checks policy")
+	})
+	storm := healthCheckTrace("tail-sampling/not/storm", true, true)
+	clean := healthCheckTrace("tail-sampling/not/clean", true, false)
+	m := g.send(t, 2, whole(storm), whole(clean))
+	backend := backendTraces(g.sink)
+	summary := readSummaryFile(t, g.summaryPath)
+	assert.NotNil(t, backend[storm.traceID()], "the health check with a storm was dropped")
+	assert.NotEmpty(t, summary.recordsOf(storm.traceID()), "its storm has no record")
+	assert.Nil(t, backend[clean.traceID()], "the clean health check reached the backend")
+	assert.Equal(t, 1.0, m.sum(metricTSPolicyDecisions, map[string]string{"policy": "drop-health-checks", "decision": "dropped"}),
+		"traces the drop policy dropped")
+	if t.Failed() {
+		t.Logf("metrics:\n%s", tailSamplingLines(m))
+	}
+}
+
+// healthCheckTrace is a trace with a GET /healthz HTTP server span, the root when atRoot
+// (a health check) or under an agent root (an agent run calling a health endpoint), whose
+// probe_dependency tool call failed and, when storm, was retried and succeeded (a storm);
+// otherwise it succeeded at once.
+func healthCheckTrace(name string, atRoot, storm bool) *spanBuilder {
+	b := newSpanBuilder(name)
+	parent := pcommon.SpanID{}
+	if !atRoot {
+		parent = b.root(1000)
+	}
+	http := b.span("GET /healthz", parent, 0, 400, map[string]any{
+		"http.request.method": "GET", "url.path": "/healthz", "http.route": "/healthz"})
+	ok := map[string]any{"gen_ai.tool.call.result": `{"ok":true}`}
+	if storm {
+		b.genai(http, "probe_dependency", "call_probe", healthArgs, 10, 100, nil)
+		b.fail("upstream 503")
+	}
+	b.genai(http, "probe_dependency", "call_probe", healthArgs, 200, 300, ok)
+	return b
+}
+
+// whole is the trace in one request.
+func whole(b *spanBuilder) ptrace.Traces { return b.request(0, b.Spans.Len()) }
 
 // tailSamplingLines prints tail_sampling's decisions, for failure messages.
 func tailSamplingLines(m metrics) string {
