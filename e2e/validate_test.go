@@ -18,7 +18,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 	for _, path := range configs {
 		names = append(names, filepath.Base(path))
 	}
-	for _, want := range []string{"capture.yaml", "demo.yaml", "jaeger.yaml", "observability.yaml", "production.yaml"} {
+	for _, want := range []string{"capture.yaml", "demo.yaml", "jaeger.yaml", "observability.yaml", "production.yaml", "tail-sampling.yaml"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("config/%s is missing; found %v", want, names)
 		}
@@ -62,7 +62,7 @@ func TestDistributionListsComponents(t *testing.T) {
 	}
 	for _, want := range []string{
 		"otlp",
-		"retry_storm", "batch", "memory_limiter",
+		"retry_storm", "batch", "memory_limiter", "tail_sampling",
 		"storm_summary", "debug", "otlp_grpc", "otlp_http", "load_balancing", "file", "prometheus",
 		"storms",
 		"health_check", "file_storage",
