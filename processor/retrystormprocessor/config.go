@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 // Config is the configuration of the retry_storm processor.
@@ -68,41 +70,14 @@ type DecisionCacheConfig struct {
 	DroppedTraces int `mapstructure:"dropped_traces"`
 }
 
-// SamplingConfig sets the share of traces kept, in percent (0 to 100, fractions allowed).
-type SamplingConfig struct {
-	// CleanPercent is the share of clean traces kept. Default 5.
-	CleanPercent float64 `mapstructure:"clean_percent"`
-	// KeepPercent is the share of traces kept for each signal. Default 100 each.
-	KeepPercent KeepPercentConfig `mapstructure:"keep_percent"`
-	// Tools are per-tool clean rates: a clean trace touching tools listed here is kept at
-	// the largest of their rates instead of clean_percent. Default none.
-	Tools map[string]ToolSamplingConfig `mapstructure:"tools"`
-	// TraceStateRandomness reads a trace's randomness from the `ot=rv` of its root span's
-	// tracestate when there is one, as OpenTelemetry consistent sampling specifies; false
-	// reads it from the trace id alone, so a client cannot keep its traces by writing rv
-	// at its maximum (and removes rv from the tracestates it stamps). Default true.
-	TraceStateRandomness bool `mapstructure:"tracestate_randomness"`
-}
+// SamplingConfig sets the share of traces kept; its keys and defaults are sample.Config's.
+type SamplingConfig = sample.Config
 
 // KeepPercentConfig is the keep rate of each signal.
-type KeepPercentConfig struct {
-	// Storm is the share of traces with a retry storm kept. Default 100.
-	Storm float64 `mapstructure:"storm"`
-	// ToolError is the share of traces with a non-ok tool attempt kept. Default 100.
-	ToolError float64 `mapstructure:"tool_error"`
-	// Divergence is the share of traces with a divergence finding kept. Default 100.
-	Divergence float64 `mapstructure:"divergence"`
-	// SpanError is the share of traces with a span in status ERROR kept. Default 100.
-	SpanError float64 `mapstructure:"span_error"`
-	// Incomplete is the share of traces with an incomplete_record finding kept. Default 100.
-	Incomplete float64 `mapstructure:"incomplete"`
-}
+type KeepPercentConfig = sample.KeepPercentConfig
 
 // ToolSamplingConfig is the clean rate of traces touching one tool.
-type ToolSamplingConfig struct {
-	// CleanPercent is the share of clean traces touching the tool kept. Required.
-	CleanPercent float64 `mapstructure:"clean_percent"`
-}
+type ToolSamplingConfig = sample.ToolConfig
 
 // StatusConfig configures the isError status remap.
 type StatusConfig struct {
@@ -213,7 +188,7 @@ func (cfg *Config) Validate() error {
 	if cfg.DecisionCache.DroppedTraces < 0 {
 		errs = errors.Join(errs, errors.New("decision_cache.dropped_traces must not be negative"))
 	}
-	return errors.Join(errs, cfg.Sampling.validate(), cfg.Attributes.ValidateKeys("attributes"), cfg.Recognition.ValidateRules("recognition"),
+	return errors.Join(errs, cfg.Sampling.ValidateAt("sampling"), cfg.Attributes.ValidateKeys("attributes"), cfg.Recognition.ValidateRules("recognition"),
 		cfg.Status.validate(), cfg.Hashing.validate(), cfg.Redaction.validate(), cfg.Divergence.validate(), cfg.Completeness.validate(),
 		cfg.validateClientInputs())
 }
@@ -236,32 +211,6 @@ func (cfg *Config) validateTraceBytes() error {
 		return errors.New("max_trace_bytes must be at most max_buffered_bytes")
 	}
 	return nil
-}
-
-func validPercent(key string, pct float64) error {
-	if pct < 0 || pct > 100 || pct != pct {
-		return fmt.Errorf("%s must be between 0 and 100", key)
-	}
-	return nil
-}
-
-func (s *SamplingConfig) validate() error {
-	errs := errors.Join(
-		validPercent("sampling.clean_percent", s.CleanPercent),
-		validPercent("sampling.keep_percent.storm", s.KeepPercent.Storm),
-		validPercent("sampling.keep_percent.tool_error", s.KeepPercent.ToolError),
-		validPercent("sampling.keep_percent.divergence", s.KeepPercent.Divergence),
-		validPercent("sampling.keep_percent.span_error", s.KeepPercent.SpanError),
-		validPercent("sampling.keep_percent.incomplete", s.KeepPercent.Incomplete),
-	)
-	for _, tool := range sortedKeys(s.Tools) {
-		if tool == "" {
-			errs = errors.Join(errs, errors.New("sampling.tools has an empty tool name"))
-			continue
-		}
-		errs = errors.Join(errs, validPercent(fmt.Sprintf("sampling.tools.%s.clean_percent", tool), s.Tools[tool].CleanPercent))
-	}
-	return errs
 }
 
 func (h *HashingConfig) validate() error {

@@ -27,8 +27,6 @@ const (
 	// maxHeldSuspects: 64 bytes a slot allocated at start, and while held each suspect
 	// keeps its call's record (1–2 kB).
 	maxHeldSuspects = 1_000_000
-	// maxToolOverrides: each override is a name and a threshold in the sampling policy.
-	maxToolOverrides = 10_000
 )
 
 // minBufferedBytes is the smallest max_buffered_bytes: what one shard needs to hold two
@@ -50,9 +48,6 @@ func (cfg *Config) validateBounds() error {
 		atMost("divergence.stale_cache.held_suspects", cfg.Divergence.StaleCache.HeldSuspects,
 			maxHeldSuspects, "64 MB allocated at start, up to about 2 GB of records while full"),
 	)
-	if n := len(cfg.Sampling.Tools); n > maxToolOverrides {
-		errs = errors.Join(errs, fmt.Errorf("sampling.tools must list at most %d tools, got %d", maxToolOverrides, n))
-	}
 	return errs
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -205,8 +206,8 @@ func TestToolOverridesAreBounded(t *testing.T) {
 		tools   int
 		wantErr string
 	}{
-		{tools: maxToolOverrides},
-		{tools: maxToolOverrides + 1, wantErr: "sampling.tools must list at most 10000 tools, got 10001"},
+		{tools: sample.MaxTools},
+		{tools: sample.MaxTools + 1, wantErr: "sampling.tools must list at most 10000 tools, got 10001"},
 	} {
 		tools := make(map[string]any, tt.tools)
 		for i := range tt.tools {

@@ -14,6 +14,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -25,8 +26,6 @@ const (
 	defaultKeptTraces        = 100_000
 	defaultKeptBytes         = 32 << 20
 	defaultDroppedTraces     = 1_000_000
-	defaultCleanPercent      = 5
-	defaultKeepPercent       = 100
 	defaultRememberedResults = 100_000
 	// defaultRecheckWindow covers a trace decided a whole decision_wait (30s) after the
 	// stale read that copied it, with room for a retried export.
@@ -48,19 +47,12 @@ func createDefaultConfig() component.Config {
 		MaxBufferedBytes: defaultMaxBufferedBytes,
 		StormThreshold:   defaultStormThreshold,
 		DecisionCache:    DecisionCacheConfig{KeptTraces: defaultKeptTraces, KeptBytes: defaultKeptBytes, DroppedTraces: defaultDroppedTraces},
-		Sampling: SamplingConfig{
-			CleanPercent: defaultCleanPercent,
-			KeepPercent: KeepPercentConfig{
-				Storm: defaultKeepPercent, ToolError: defaultKeepPercent, Divergence: defaultKeepPercent,
-				SpanError: defaultKeepPercent, Incomplete: defaultKeepPercent,
-			},
-			TraceStateRandomness: true,
-		},
-		Attributes:  attrsource.Defaults(),
-		Recognition: toolspan.DefaultRecognition(),
-		Status:      StatusConfig{OverrideOK: true, ToolErrorValues: toolspan.DefaultToolErrorValues()},
-		Hashing:     HashingConfig{RedactPayloads: true},
-		Redaction:   defaultRedaction(),
+		Sampling:         sample.DefaultConfig(),
+		Attributes:       attrsource.Defaults(),
+		Recognition:      toolspan.DefaultRecognition(),
+		Status:           StatusConfig{OverrideOK: true, ToolErrorValues: toolspan.DefaultToolErrorValues()},
+		Hashing:          HashingConfig{RedactPayloads: true},
+		Redaction:        defaultRedaction(),
 		Divergence: DivergenceConfig{
 			CaveatAttribute:      fd.CaveatAttribute,
 			CitedAssetsAttribute: fd.CitedAssetsAttribute,

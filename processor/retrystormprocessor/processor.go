@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 var errNotStarted = errors.New("retry_storm processor is not started")
@@ -54,7 +53,7 @@ func (cfg *Config) bufferConfig() buffer.Config {
 		KeptTraces:       cfg.DecisionCache.KeptTraces,
 		KeptBytes:        cfg.DecisionCache.KeptBytes,
 		DroppedTraces:    cfg.DecisionCache.DroppedTraces,
-		Sampling:         samplingRates(&cfg.Sampling),
+		Sampling:         cfg.Sampling,
 		RedactPayloads:   cfg.Hashing.RedactPayloads,
 		Analysis:         cfg.analysisConfig(nil),
 		Redaction:        cfg.redactConfig(),
@@ -64,23 +63,6 @@ func (cfg *Config) bufferConfig() buffer.Config {
 		},
 		ClientInputs: cfg.clientInputKeys(),
 	}
-}
-
-func samplingRates(s *SamplingConfig) sample.Rates {
-	r := sample.Rates{
-		Clean: s.CleanPercent,
-		Keep: map[sample.Reason]float64{
-			sample.ReasonStorm: s.KeepPercent.Storm, sample.ReasonToolError: s.KeepPercent.ToolError,
-			sample.ReasonDivergence: s.KeepPercent.Divergence, sample.ReasonSpanError: s.KeepPercent.SpanError,
-			sample.ReasonIncomplete: s.KeepPercent.Incomplete,
-		},
-		Tools:                      make(map[string]float64, len(s.Tools)),
-		IgnoreTraceStateRandomness: !s.TraceStateRandomness,
-	}
-	for tool, tc := range s.Tools {
-		r.Tools[tool] = tc.CleanPercent
-	}
-	return r
 }
 
 func (p *retryStormProcessor) Capabilities() consumer.Capabilities {

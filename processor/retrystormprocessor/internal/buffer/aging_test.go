@@ -16,8 +16,8 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 // TestAgingChangesNoDecision: agent traffic of every instrumentation shape and scenario,
@@ -204,7 +204,7 @@ func TestShutdownDecidesPackedWaitingTraces(t *testing.T) {
 		t.Run(map[bool]string{false: "decided", true: "expired"}[expired], func(t *testing.T) {
 			cfg := testConfig()
 			cfg.NumShards = 1
-			cfg.Sampling.Clean = 0
+			cfg.Sampling.CleanPercent = 0
 			h := newHarness(t, cfg, nil, WithSynchronous())
 			storm, clean := buffertest.TraceID(1), buffertest.TraceID(2)
 			h.Consume(buffertest.WithoutRoot(retryTrace(storm)))
@@ -309,7 +309,7 @@ func TestPackedThenDecodedSpansKeepArrivalOrder(t *testing.T) {
 	run := func(keep, aged bool) []string {
 		cfg := testConfig()
 		cfg.NumShards = 1
-		cfg.Sampling.Clean = map[bool]float64{false: 0, true: 100}[keep]
+		cfg.Sampling.CleanPercent = map[bool]float64{false: 0, true: 100}[keep]
 		h := newHarness(t, cfg, nil)
 		a := ptrace.NewTraces()
 		first.CopyTo(a)

@@ -172,7 +172,7 @@ func BenchmarkKeptTraceRedaction(b *testing.B) {
 		for _, redact := range []bool{false, true} {
 			b.Run(fmt.Sprintf("traffic=%s/redact=%v", traffic, redact), func(b *testing.B) {
 				p := newBenchBufferWith(b, 1, func(cfg *Config) {
-					cfg.Sampling.Clean = 100
+					cfg.Sampling.CleanPercent = 100
 					cfg.RedactPayloads = redact
 				}, WithSynchronous())
 				consume := func(td ptrace.Traces) {

@@ -30,7 +30,7 @@ type Config struct {
 	// (decision_cache.kept_bytes).
 	KeptBytes int64
 	// Sampling are the keep rates (sampling).
-	Sampling sample.Rates
+	Sampling sample.Config
 	// RedactPayloads redacts the tool payloads of kept traces (hashing.redact_payloads).
 	RedactPayloads bool
 	// Analysis configures each shard's analyzer; its Key is set at Start.

@@ -2,8 +2,6 @@ package buffer
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -16,8 +14,8 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -52,10 +50,6 @@ func testConfig() *Config {
 	rc.PayloadSources = slices.Concat(src.Payload()...)
 	rc.IdempotencyKeys = attrsource.RawKeys(src.IdempotencyKey)
 	rc.DeleteAttributes = []string{}
-	keep := map[sample.Reason]float64{}
-	for _, r := range sample.SignalReasons {
-		keep[r] = 100
-	}
 	return &Config{
 		DecisionWait:     30 * time.Second,
 		RootGrace:        2 * time.Second,
@@ -64,7 +58,7 @@ func testConfig() *Config {
 		KeptTraces:       100_000,
 		DroppedTraces:    1_000_000,
 		KeptBytes:        32 << 20,
-		Sampling:         sample.Rates{Clean: 5, Keep: keep, Tools: map[string]float64{}},
+		Sampling:         sample.DefaultConfig(),
 		RedactPayloads:   true,
 		Analysis:         analysis.DefaultConfig(),
 		Redaction:        rc,
@@ -73,18 +67,6 @@ func testConfig() *Config {
 		},
 		ClientInputs: []string{"retrystorm.read.asset", "retrystorm.answer.caveat", "retrystorm.answer.cited_assets"},
 	}
-}
-
-// TestTestConfigIsTheFactoryDefaults holds testConfig to the processor's defaults as the
-// processor's own test writes them (testdata/factory_defaults.golden): the same but for the
-// shard count, four here and GOMAXPROCS (0) by default.
-func TestTestConfigIsTheFactoryDefaults(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join("testdata", "factory_defaults.golden"))
-	require.NoError(t, err)
-	cfg := *testConfig()
-	require.Equal(t, 4, cfg.NumShards)
-	cfg.NumShards = 0
-	require.Equal(t, string(want), fmt.Sprintf("%#v\n", cfg), "testConfig drifted from the processor's defaults")
 }
 
 // causeAttr is the cause attribute of a decision's Cause or a dropped span's DropCause.

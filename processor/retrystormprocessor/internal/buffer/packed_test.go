@@ -13,6 +13,7 @@ import (
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 // Packing: a trace settled clean on its root's arrival that may wait compactHold or more is
@@ -23,7 +24,7 @@ func longGraceConfig() *Config {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	cfg.RootGrace = 10 * time.Second
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	return cfg
 }
 
@@ -72,7 +73,7 @@ func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 func TestAPackedTraceSamplingKeepsLeavesWhole(t *testing.T) {
 	cfg := longGraceConfig()
 	cfg.RedactPayloads = false
-	cfg.Sampling.Tools = map[string]float64{"charge_card": 100}
+	cfg.Sampling.Tools = map[string]sample.ToolConfig{"charge_card": {CleanPercent: 100}}
 	h := newHarness(t, cfg, nil)
 	h.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "charge_card", "lookup"))
 	require.NotNil(t, heldTrace(h, buffertest.TraceID(1)).packed)
@@ -236,7 +237,7 @@ func TestPackedTracesUnderPressureAndAtShutdown(t *testing.T) {
 // voided, and at a decision to keep.
 func TestAPackedTraceThatCannotBeDecodedIsCounted(t *testing.T) {
 	cfg := longGraceConfig()
-	cfg.Sampling.Tools = map[string]float64{"charge_card": 100}
+	cfg.Sampling.Tools = map[string]sample.ToolConfig{"charge_card": {CleanPercent: 100}}
 	h := newHarness(t, cfg, nil, WithSynchronous())
 	h.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "charge_card"))
 	h.Consume(buffertest.CleanTrace(buffertest.TraceID(3), "lookup"))

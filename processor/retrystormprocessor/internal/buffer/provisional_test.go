@@ -56,7 +56,7 @@ func lateSignalAttrs(cause Cause, reason string) []attribute.KeyValue {
 func oneShard(clean float64) *Config {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.Sampling.Clean = clean
+	cfg.Sampling.CleanPercent = clean
 	return cfg
 }
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
@@ -201,7 +201,7 @@ func TestDecisionCacheEvictionsAreCounted(t *testing.T) {
 	cfg.NumShards = 1
 	cfg.KeptTraces = 1
 	cfg.DroppedTraces = 1
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	h := newHarness(t, cfg, nil, WithSynchronous())
 	for i := range uint64(3) {
 		h.Consume(buffertest.StormTrace(buffertest.TraceID(10 + i)))
