@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
 // Config is the configuration of the retry_storm processor.
@@ -130,26 +131,9 @@ type DivergenceConfig struct {
 	StaleCache StaleCacheConfig `mapstructure:"stale_cache"`
 }
 
-// StaleCacheConfig bounds the stale_cache_suspect check.
-type StaleCacheConfig struct {
-	// MaxDurationRatio: an attempt counts as far faster when its duration is at most this
-	// share of its siblings' mean. Default 0.1.
-	MaxDurationRatio float64 `mapstructure:"max_duration_ratio"`
-	// MaxDuration: and at most this long. Default 50ms.
-	MaxDuration time.Duration `mapstructure:"max_duration"`
-	// RememberedResults is how many result hashes the collector remembers across traces;
-	// 0 disables the check. Default 100000.
-	RememberedResults int `mapstructure:"remembered_results"`
-	// MinAge: a result counts as cached when first seen at least this long before. Default 1m.
-	MinAge time.Duration `mapstructure:"min_age"`
-	// RecheckWindow is how long a suspect whose result no earlier trace has shown yet is
-	// held, so that the trace it copied, decided later, still makes it a finding; 0 holds
-	// none (the check then sees only traces decided before). Default 2m.
-	RecheckWindow time.Duration `mapstructure:"recheck_window"`
-	// HeldSuspects bounds the suspects held at once (the oldest is forgotten first); 0
-	// holds none. Default 10000.
-	HeldSuspects int `mapstructure:"held_suspects"`
-}
+// StaleCacheConfig bounds the stale_cache_suspect check; its keys and defaults are
+// stalecache.Config's.
+type StaleCacheConfig = stalecache.Config
 
 // CompletenessConfig configures the incomplete_record finding.
 type CompletenessConfig struct {
@@ -228,24 +212,5 @@ func (d *DivergenceConfig) validate() error {
 	if d.CitedAssetsAttribute == "" {
 		errs = errors.Join(errs, errors.New("divergence.cited_assets_attribute must not be empty"))
 	}
-	sc := d.StaleCache
-	if sc.MaxDurationRatio < 0 || sc.MaxDurationRatio > 1 || sc.MaxDurationRatio != sc.MaxDurationRatio {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.max_duration_ratio must be between 0 and 1"))
-	}
-	if sc.MaxDuration < 0 {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.max_duration must not be negative"))
-	}
-	if sc.RememberedResults < 0 {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.remembered_results must not be negative (0 disables the check)"))
-	}
-	if sc.MinAge < 0 {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.min_age must not be negative"))
-	}
-	if sc.RecheckWindow < 0 {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.recheck_window must not be negative (0 holds no suspect)"))
-	}
-	if sc.HeldSuspects < 0 {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.held_suspects must not be negative (0 holds no suspect)"))
-	}
-	return errs
+	return errors.Join(errs, d.StaleCache.ValidateAt("divergence.stale_cache"))
 }

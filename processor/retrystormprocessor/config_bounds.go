@@ -22,11 +22,6 @@ const (
 	// maxDroppedTraces: 8 bytes of fingerprint ring allocated at start plus the index,
 	// 30–48 bytes an entry once full.
 	maxDroppedTraces = 50_000_000
-	// maxRememberedResults: 32 bytes a fingerprint, the whole table allocated at start.
-	maxRememberedResults = 10_000_000
-	// maxHeldSuspects: 64 bytes a slot allocated at start, and while held each suspect
-	// keeps its call's record (1–2 kB).
-	maxHeldSuspects = 1_000_000
 )
 
 // minBufferedBytes is the smallest max_buffered_bytes: what one shard needs to hold two
@@ -43,10 +38,6 @@ func (cfg *Config) validateBounds() error {
 		atMost("decision_cache.kept_traces", cfg.DecisionCache.KeptTraces, maxKeptTraces, "about 1.5 GB"),
 		atMost("decision_cache.kept_bytes", cfg.DecisionCache.KeptBytes, maxKeptBytes, "16 GiB, up to 32 GiB resident"),
 		atMost("decision_cache.dropped_traces", cfg.DecisionCache.DroppedTraces, maxDroppedTraces, "about 2.4 GB"),
-		atMost("divergence.stale_cache.remembered_results", cfg.Divergence.StaleCache.RememberedResults,
-			maxRememberedResults, "about 320 MB, allocated at start"),
-		atMost("divergence.stale_cache.held_suspects", cfg.Divergence.StaleCache.HeldSuspects,
-			maxHeldSuspects, "64 MB allocated at start, up to about 2 GB of records while full"),
 	)
 	return errs
 }

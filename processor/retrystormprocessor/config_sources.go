@@ -9,7 +9,6 @@ import (
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -52,7 +51,7 @@ func (cfg *Config) analysisConfig(key []byte) analysis.Config {
 	d := cfg.Divergence
 	ac.Findings.CaveatAttribute = d.CaveatAttribute
 	ac.Findings.CitedAssetsAttribute = d.CitedAssetsAttribute
-	ac.Findings.StaleCache = findings.StaleCacheConfig{MaxDurationRatio: d.StaleCache.MaxDurationRatio, MaxDuration: d.StaleCache.MaxDuration, MinAge: d.StaleCache.MinAge}
+	ac.Findings.StaleCache = d.StaleCache
 	ac.Findings.Required = 0
 	for _, name := range cfg.Completeness.Required {
 		ac.Findings.Required |= toolspan.FieldNames[name]

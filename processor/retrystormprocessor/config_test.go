@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -96,8 +97,8 @@ func TestLoadConfig(t *testing.T) {
 			assert.Equal(t, int64(65536), cfg.MaxBufferedBytes)
 			assert.Equal(t, maxNumShards, cfg.NumShards)
 			assert.Equal(t, DecisionCacheConfig{KeptTraces: maxKeptTraces, KeptBytes: maxKeptBytes, DroppedTraces: maxDroppedTraces}, cfg.DecisionCache)
-			assert.Equal(t, maxRememberedResults, cfg.Divergence.StaleCache.RememberedResults)
-			assert.Equal(t, maxHeldSuspects, cfg.Divergence.StaleCache.HeldSuspects)
+			assert.Equal(t, stalecache.MaxRememberedResults, cfg.Divergence.StaleCache.RememberedResults)
+			assert.Equal(t, stalecache.MaxHeldSuspects, cfg.Divergence.StaleCache.HeldSuspects)
 		}},
 		{name: "bad_completeness", wantErr: []string{`completeness.required[1] has unknown field "tool_id" (want one of `}},
 		{name: "bad_recognition", wantErr: []string{

@@ -15,22 +15,18 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 const (
-	defaultDecisionWait      = 30 * time.Second
-	defaultRootGrace         = 2 * time.Second
-	defaultMaxBufferedBytes  = 256 << 20
-	defaultStormThreshold    = 2
-	defaultKeptTraces        = 100_000
-	defaultKeptBytes         = 32 << 20
-	defaultDroppedTraces     = 1_000_000
-	defaultRememberedResults = 100_000
-	// defaultRecheckWindow covers a trace decided a whole decision_wait (30s) after the
-	// stale read that copied it, with room for a retried export.
-	defaultRecheckWindow = 2 * time.Minute
-	defaultHeldSuspects  = 10_000
+	defaultDecisionWait     = 30 * time.Second
+	defaultRootGrace        = 2 * time.Second
+	defaultMaxBufferedBytes = 256 << 20
+	defaultStormThreshold   = 2
+	defaultKeptTraces       = 100_000
+	defaultKeptBytes        = 32 << 20
+	defaultDroppedTraces    = 1_000_000
 )
 
 // NewFactory returns the factory of the retry_storm processor.
@@ -57,14 +53,7 @@ func createDefaultConfig() component.Config {
 			CaveatAttribute:      fd.CaveatAttribute,
 			CitedAssetsAttribute: fd.CitedAssetsAttribute,
 			ReadAssetAttribute:   attrsource.DefaultReadAsset,
-			StaleCache: StaleCacheConfig{
-				MaxDurationRatio:  fd.StaleCache.MaxDurationRatio,
-				MaxDuration:       fd.StaleCache.MaxDuration,
-				RememberedResults: defaultRememberedResults,
-				MinAge:            fd.StaleCache.MinAge,
-				RecheckWindow:     defaultRecheckWindow,
-				HeldSuspects:      defaultHeldSuspects,
-			},
+			StaleCache:           stalecache.DefaultConfig(),
 		},
 		Completeness: CompletenessConfig{Required: []string{"tool_name"}},
 	}

@@ -43,7 +43,6 @@ func newRetryStormProcessor(set processor.Settings, cfg *Config, next consumer.T
 
 // bufferConfig is the buffer's configuration; the HMAC key is given at start.
 func (cfg *Config) bufferConfig() buffer.Config {
-	sc := cfg.Divergence.StaleCache
 	return buffer.Config{
 		DecisionWait:     cfg.DecisionWait,
 		RootGrace:        cfg.RootGrace,
@@ -57,11 +56,8 @@ func (cfg *Config) bufferConfig() buffer.Config {
 		RedactPayloads:   cfg.Hashing.RedactPayloads,
 		Analysis:         cfg.analysisConfig(nil),
 		Redaction:        cfg.redactConfig(),
-		StaleCache: buffer.StaleCacheConfig{
-			RememberedResults: sc.RememberedResults, MinAge: sc.MinAge,
-			RecheckWindow: sc.RecheckWindow, HeldSuspects: sc.HeldSuspects,
-		},
-		ClientInputs: cfg.clientInputKeys(),
+		StaleCache:       cfg.Divergence.StaleCache,
+		ClientInputs:     cfg.clientInputKeys(),
 	}
 }
 

@@ -89,7 +89,7 @@ func TestStaleCacheSuspect(t *testing.T) {
 // no suspect.
 func TestStaleSuspectAnalysedBeforeItsOriginal(t *testing.T) {
 	mem := stalecache.New(100)
-	mem.HoldSuspects(stalecache.Holding{MinAge: time.Minute, Window: time.Minute, Max: 10, Now: time.Now})
+	mem.HoldSuspects(stalecache.Config{MinAge: time.Minute, RecheckWindow: time.Minute, HeldSuspects: 10}, time.Now)
 	an := New(DefaultConfig(), mem)
 	result := attr("gen_ai.tool.call.result", `{"fresh":"2026-11-28"}`)
 	stale := func(traceByte byte, fastMS int64) *Trace {

@@ -13,10 +13,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/inbound"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
@@ -72,11 +72,9 @@ func New(set component.TelemetrySettings, cfg Config, next consumer.Traces, opts
 // payload hashes, read at start (nil: plain SHA-256).
 func (b *Buffer) Start(key []byte) error {
 	var mem findings.ResultMemory
-	var held *stalecache.Memory
-	if sc := b.cfg.StaleCache; sc.RememberedResults > 0 {
-		held = stalecache.New(sc.RememberedResults)
-		held.HoldSuspects(stalecache.Holding{MinAge: sc.MinAge, Window: sc.RecheckWindow, Max: sc.HeldSuspects, Now: b.opts.now})
-		mem = held
+	held := stalecache.NewMemory(b.cfg.StaleCache, b.opts.now)
+	if held != nil {
+		mem = held // a nil *Memory in the interface would not read as "no memory"
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.shards = b.newShards(key, mem, held)

@@ -4,8 +4,9 @@ import (
 	"time"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
 // Config is what the buffer is built from: the processor's configuration, validated, in the
@@ -38,22 +39,9 @@ type Config struct {
 	// Redaction configures each shard's redactor (redaction, attributes).
 	Redaction redact.Config
 	// StaleCache sizes the memory behind the stale-cache check (divergence.stale_cache).
-	StaleCache StaleCacheConfig
+	StaleCache stalecache.Config
 	// ClientInputs are the attributes the configuration reads from clients; those under
 	// retry_storm's namespace stay on arriving spans, every other attribute under it is
 	// removed (package inbound).
 	ClientInputs []string
-}
-
-// StaleCacheConfig sizes the result memory shared by the shards and the suspects it holds.
-type StaleCacheConfig struct {
-	// RememberedResults is how many result fingerprints are remembered; 0 turns the
-	// stale-cache check off.
-	RememberedResults int
-	// MinAge is how much earlier a result must have been seen to count as cached.
-	MinAge time.Duration
-	// RecheckWindow is how long a suspect is held for the trace it copied.
-	RecheckWindow time.Duration
-	// HeldSuspects bounds the suspects held at once.
-	HeldSuspects int
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -62,10 +63,8 @@ func testConfig() *Config {
 		RedactPayloads:   true,
 		Analysis:         analysis.DefaultConfig(),
 		Redaction:        rc,
-		StaleCache: StaleCacheConfig{
-			RememberedResults: 100_000, MinAge: time.Minute, RecheckWindow: 2 * time.Minute, HeldSuspects: 10_000,
-		},
-		ClientInputs: []string{"retrystorm.read.asset", "retrystorm.answer.caveat", "retrystorm.answer.cited_assets"},
+		StaleCache:       stalecache.DefaultConfig(),
+		ClientInputs:     []string{"retrystorm.read.asset", "retrystorm.answer.caveat", "retrystorm.answer.cited_assets"},
 	}
 }
 

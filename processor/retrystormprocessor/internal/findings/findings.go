@@ -73,19 +73,13 @@ func (s *Suspect) Detail(first pcommon.Timestamp, trace pcommon.TraceID) string 
 		s.Order, time.Duration(s.Duration), time.Duration(int64(s.Start)-int64(first)).Round(time.Second), trace)
 }
 
-// StaleCacheConfig bounds what counts as "far faster than its siblings" and "seen before".
-type StaleCacheConfig struct {
-	MaxDurationRatio float64
-	MaxDuration      time.Duration
-	MinAge           time.Duration
-}
-
 // Config is what the checks need.
 type Config struct {
 	CaveatAttribute      string
 	CitedAssetsAttribute string
-	StaleCache           StaleCacheConfig
-	Required             toolspan.Field
+	// StaleCache bounds what counts as "far faster than its siblings" and "seen before".
+	StaleCache stalecache.Config
+	Required   toolspan.Field
 	// Carried are the fields an attempt must carry when other attempts of its call do.
 	Carried toolspan.Field
 }
@@ -192,7 +186,7 @@ func staleCache(cfg *Config, u *grouping.Unit, mem ResultMemory, traceID pcommon
 		}
 		s := Suspect{Span: a.Span, CallKey: u.Key(), Order: a.Order, Duration: dur, Fingerprint: a.ResultFingerprint, Start: a.Start}
 		firstSeen, trace, ok := mem.Recall(a.ResultFingerprint)
-		if !ok || trace == traceID || int64(a.Start)-int64(firstSeen) < cfg.StaleCache.MinAge.Nanoseconds() {
+		if !ok || trace == traceID || !cfg.StaleCache.SeenEarlier(firstSeen, a.Start) {
 			suspects = append(suspects, s)
 			continue
 		}
@@ -277,12 +271,8 @@ func DefaultConfig() Config {
 	return Config{
 		CaveatAttribute:      "retrystorm.answer.caveat",
 		CitedAssetsAttribute: "retrystorm.answer.cited_assets",
-		StaleCache: StaleCacheConfig{
-			MaxDurationRatio: 0.1,
-			MaxDuration:      50 * time.Millisecond,
-			MinAge:           time.Minute,
-		},
-		Required: toolspan.FieldToolName,
-		Carried:  DefaultCarried,
+		StaleCache:           stalecache.DefaultConfig(),
+		Required:             toolspan.FieldToolName,
+		Carried:              DefaultCarried,
 	}
 }
