@@ -3,14 +3,16 @@ package retrystormprocessor // import "github.com/retrystorm/retrystorm/processo
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 // Config is the configuration of the retry_storm processor.
@@ -31,26 +33,17 @@ type Config struct {
 	// NumShards is the number of goroutines that own buffered traces; 0 = GOMAXPROCS.
 	// Default 0.
 	NumShards int `mapstructure:"num_shards"`
-	// StormThreshold is the number of attempts by one layer that makes a storm. Default 2.
-	StormThreshold int `mapstructure:"storm_threshold"`
 	// DecisionCache remembers decisions so late spans follow their trace.
 	DecisionCache DecisionCacheConfig `mapstructure:"decision_cache"`
 	// Sampling sets the keep rates.
 	Sampling SamplingConfig `mapstructure:"sampling"`
-	// Attributes are the ordered attribute sources of each attempt field.
-	Attributes AttributesConfig `mapstructure:"attributes"`
-	// Recognition says which spans are tool-call attempts.
-	Recognition RecognitionConfig `mapstructure:"recognition"`
-	// Status configures the isError status remap.
-	Status StatusConfig `mapstructure:"status"`
 	// Hashing configures payload hashing and redaction.
 	Hashing HashingConfig `mapstructure:"hashing"`
 	// Redaction says where else in a kept trace tool payloads are removed.
 	Redaction RedactionConfig `mapstructure:"redaction"`
-	// Divergence configures the divergence findings.
-	Divergence DivergenceConfig `mapstructure:"divergence"`
-	// Completeness configures the incomplete_record finding.
-	Completeness CompletenessConfig `mapstructure:"completeness"`
+	// AnalysisConfig holds the keys the analysis reads, at the root: storm_threshold,
+	// attributes, recognition, status, divergence and completeness.
+	AnalysisConfig `mapstructure:",squash"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -80,16 +73,13 @@ type KeepPercentConfig = sample.KeepPercentConfig
 // ToolSamplingConfig is the clean rate of traces touching one tool.
 type ToolSamplingConfig = sample.ToolConfig
 
-// StatusConfig configures the isError status remap.
-type StatusConfig struct {
-	// OverrideOK lets an isError result (or a tool's own failure report) turn an explicit
-	// OK span status into ERROR. Default true.
-	OverrideOK bool `mapstructure:"override_ok"`
-	// ToolErrorValues are the values of an attributes.tool_status source that say the
-	// tool failed (ignoring case and surrounding white space); the attempt then fails and
-	// is remapped like an isError result. Default [error].
-	ToolErrorValues []string `mapstructure:"tool_error_values"`
-}
+// AnalysisConfig is the keys the analysis reads; they and their defaults are
+// analysis.Config's.
+type AnalysisConfig = analysis.Config
+
+// StatusConfig configures the isError status remap; its keys and defaults are
+// toolspan.StatusConfig's.
+type StatusConfig = toolspan.StatusConfig
 
 // HashingConfig configures payload hashing. The HMAC key never sits in the YAML: it is read
 // at start from KeyFile or KeyEnv and never logged.
@@ -116,31 +106,17 @@ func (h *HashingConfig) Unmarshal(conf *confmap.Conf) error {
 	return conf.Unmarshal(h)
 }
 
-// DivergenceConfig configures the divergence findings.
-type DivergenceConfig struct {
-	// CaveatAttribute on an agent span (or root) marks a green answer that admits a failure,
-	// silencing unrecovered_failure. Default retrystorm.answer.caveat.
-	CaveatAttribute string `mapstructure:"caveat_attribute"`
-	// CitedAssetsAttribute lists the assets an answer cites, for unbacked_citation.
-	// Default retrystorm.answer.cited_assets.
-	CitedAssetsAttribute string `mapstructure:"cited_assets_attribute"`
-	// ReadAssetAttribute names the asset a span read; it is tried before
-	// attributes.read_asset. Default retrystorm.read.asset.
-	ReadAssetAttribute string `mapstructure:"read_asset_attribute"`
-	// StaleCache bounds the stale_cache_suspect check.
-	StaleCache StaleCacheConfig `mapstructure:"stale_cache"`
-}
+// DivergenceConfig configures the divergence findings; its keys and defaults are
+// findings.DivergenceConfig's.
+type DivergenceConfig = findings.DivergenceConfig
 
 // StaleCacheConfig bounds the stale_cache_suspect check; its keys and defaults are
 // stalecache.Config's.
 type StaleCacheConfig = stalecache.Config
 
-// CompletenessConfig configures the incomplete_record finding.
-type CompletenessConfig struct {
-	// Required are the fields every attempt must carry. Default [tool_name]. The per-attempt
-	// record (checkout.tool_attempts) needs [run_id, call_id, attempt, tool_name, args_hash, status].
-	Required []string `mapstructure:"required"`
-}
+// CompletenessConfig configures the incomplete_record finding; its keys and defaults are
+// findings.CompletenessConfig's.
+type CompletenessConfig = findings.CompletenessConfig
 
 var _ component.Config = (*Config)(nil)
 
@@ -160,9 +136,6 @@ func (cfg *Config) Validate() error {
 	if cfg.NumShards < 0 {
 		errs = errors.Join(errs, errors.New("num_shards must not be negative (0 = GOMAXPROCS)"))
 	}
-	if cfg.StormThreshold < 2 {
-		errs = errors.Join(errs, errors.New("storm_threshold must be at least 2"))
-	}
 	if cfg.DecisionCache.KeptTraces < 0 {
 		errs = errors.Join(errs, errors.New("decision_cache.kept_traces must not be negative"))
 	}
@@ -172,19 +145,8 @@ func (cfg *Config) Validate() error {
 	if cfg.DecisionCache.DroppedTraces < 0 {
 		errs = errors.Join(errs, errors.New("decision_cache.dropped_traces must not be negative"))
 	}
-	return errors.Join(errs, cfg.Sampling.ValidateAt("sampling"), cfg.Attributes.ValidateKeys("attributes"), cfg.Recognition.ValidateRules("recognition"),
-		cfg.Status.validate(), cfg.Hashing.validate(), cfg.Redaction.validate(), cfg.Divergence.validate(), cfg.Completeness.validate(),
-		cfg.validateClientInputs())
-}
-
-func (s *StatusConfig) validate() error {
-	var errs error
-	for i, v := range s.ToolErrorValues {
-		if strings.TrimSpace(v) == "" {
-			errs = errors.Join(errs, fmt.Errorf("status.tool_error_values[%d] must not be empty", i))
-		}
-	}
-	return errs
+	return errors.Join(errs, cfg.Sampling.ValidateAt("sampling"), cfg.AnalysisConfig.ValidateAt(""), cfg.Hashing.validate(),
+		cfg.Redaction.validate())
 }
 
 func (cfg *Config) validateTraceBytes() error {
@@ -202,15 +164,4 @@ func (h *HashingConfig) validate() error {
 		return errors.New("hashing.key_file and hashing.key_env are mutually exclusive: set one")
 	}
 	return nil
-}
-
-func (d *DivergenceConfig) validate() error {
-	var errs error
-	if d.CaveatAttribute == "" {
-		errs = errors.Join(errs, errors.New("divergence.caveat_attribute must not be empty"))
-	}
-	if d.CitedAssetsAttribute == "" {
-		errs = errors.Join(errs, errors.New("divergence.cited_assets_attribute must not be empty"))
-	}
-	return errors.Join(errs, d.StaleCache.ValidateAt("divergence.stale_cache"))
 }

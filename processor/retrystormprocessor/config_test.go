@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
@@ -49,10 +50,10 @@ func TestCreateDefaultConfig(t *testing.T) {
 			RecheckWindow: 2 * time.Minute, HeldSuspects: 10000},
 	}, cfg.Divergence)
 	assert.Equal(t, []string{"tool_name"}, cfg.Completeness.Required)
-	// The defaults reproduce the engine's own defaults exactly.
-	ac := cfg.analysisConfig(nil)
-	assert.Equal(t, def, ac.Recognition)
-	assert.Equal(t, toolspan.FieldToolName, ac.Findings.Required)
+	// The engine is built from the defaults of the packages that use them, as they are.
+	assert.Equal(t, analysis.DefaultConfig(), cfg.AnalysisConfig)
+	assert.Equal(t, def.Recognition, cfg.Recognition)
+	assert.Equal(t, def.ToolErrorValues, cfg.Status.ToolErrorValues)
 }
 
 func TestLoadConfig(t *testing.T) {
@@ -192,14 +193,10 @@ func checkFullConfig(t *testing.T, cfg *Config) {
 	}, cfg.Redaction)
 	assert.Equal(t, 8192, cfg.redactConfig().MaxValues, "the engine hunts as many values as configured")
 
-	ac := cfg.analysisConfig([]byte("k"))
-	assert.Equal(t, 3, ac.StormThreshold)
-	assert.False(t, ac.OverrideOK)
-	assert.Equal(t, []byte("k"), ac.Key)
-	assert.Equal(t, []string{"asset.read", "retrystorm.read.asset"}, ac.Recognition.Sources.ReadAsset, "read_asset_attribute is tried first")
-	assert.Equal(t, "answer.cites", ac.Findings.CitedAssetsAttribute)
-	want := toolspan.FieldRunID | toolspan.FieldCallID | toolspan.FieldAttempt | toolspan.FieldToolName | toolspan.FieldArgsHash | toolspan.FieldStatus
-	assert.Equal(t, want, ac.Findings.Required)
+	assert.Equal(t, "asset.read", cfg.Divergence.ReadAssetAttribute)
+	assert.Equal(t, "answer.cites", cfg.Divergence.CitedAssetsAttribute)
+	// What the engine makes of them (read_asset_attribute tried first, the required fields)
+	// is analysis's and findings' to test: TestConfigAsTheEngineReadsIt, TestNewRules.
 }
 
 func TestToolOverridesAreBounded(t *testing.T) {

@@ -11,19 +11,15 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 const (
 	defaultDecisionWait     = 30 * time.Second
 	defaultRootGrace        = 2 * time.Second
 	defaultMaxBufferedBytes = 256 << 20
-	defaultStormThreshold   = 2
 	defaultKeptTraces       = 100_000
 	defaultKeptBytes        = 32 << 20
 	defaultDroppedTraces    = 1_000_000
@@ -36,26 +32,15 @@ func NewFactory() processor.Factory {
 }
 
 func createDefaultConfig() component.Config {
-	fd := findings.DefaultConfig()
 	return &Config{
 		DecisionWait:     defaultDecisionWait,
 		RootGrace:        defaultRootGrace,
 		MaxBufferedBytes: defaultMaxBufferedBytes,
-		StormThreshold:   defaultStormThreshold,
 		DecisionCache:    DecisionCacheConfig{KeptTraces: defaultKeptTraces, KeptBytes: defaultKeptBytes, DroppedTraces: defaultDroppedTraces},
 		Sampling:         sample.DefaultConfig(),
-		Attributes:       attrsource.Defaults(),
-		Recognition:      toolspan.DefaultRecognition(),
-		Status:           StatusConfig{OverrideOK: true, ToolErrorValues: toolspan.DefaultToolErrorValues()},
+		AnalysisConfig:   analysis.DefaultConfig(),
 		Hashing:          HashingConfig{RedactPayloads: true},
 		Redaction:        defaultRedaction(),
-		Divergence: DivergenceConfig{
-			CaveatAttribute:      fd.CaveatAttribute,
-			CitedAssetsAttribute: fd.CitedAssetsAttribute,
-			ReadAssetAttribute:   attrsource.DefaultReadAsset,
-			StaleCache:           stalecache.DefaultConfig(),
-		},
-		Completeness: CompletenessConfig{Required: []string{"tool_name"}},
 	}
 }
 

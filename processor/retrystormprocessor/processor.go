@@ -54,10 +54,9 @@ func (cfg *Config) bufferConfig() buffer.Config {
 		DroppedTraces:    cfg.DecisionCache.DroppedTraces,
 		Sampling:         cfg.Sampling,
 		RedactPayloads:   cfg.Hashing.RedactPayloads,
-		Analysis:         cfg.analysisConfig(nil),
+		Analysis:         cfg.AnalysisConfig,
 		Redaction:        cfg.redactConfig(),
 		StaleCache:       cfg.Divergence.StaleCache,
-		ClientInputs:     cfg.clientInputKeys(),
 	}
 }
 

@@ -62,7 +62,7 @@ func New(set component.TelemetrySettings, cfg Config, next consumer.Traces, opts
 	}
 	return &Buffer{
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, opts: o, policy: policy,
-		inbound:   inbound.New(cfg.ClientInputs),
+		inbound:   inbound.New(cfg.Analysis.ClientInputs()),
 		finishing: make(chan struct{}),
 		room:      make(chan struct{}, 1),
 	}, nil
@@ -113,10 +113,9 @@ func (b *Buffer) newShards(key []byte, mem findings.ResultMemory, held *stalecac
 		droppedCache:     ceilDiv(b.cfg.DroppedTraces, n),
 	}
 	vc := verdict.Config{
-		Analysis: b.cfg.Analysis, Redaction: b.cfg.Redaction,
+		Analysis: b.cfg.Analysis, Key: key, Redaction: b.cfg.Redaction,
 		Redact: b.cfg.RedactPayloads, MaxTraceBytes: sc.maxTraceBytes,
 	}
-	vc.Analysis.Key = key
 	shared := verdict.Shared{
 		Policy: b.policy, Memory: mem, Held: held, Tel: b.tel.verdict, Logger: b.logger,
 		LateLog: loglimit.New(lateSignalLogEvery),

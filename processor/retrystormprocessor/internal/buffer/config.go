@@ -34,14 +34,12 @@ type Config struct {
 	Sampling sample.Config
 	// RedactPayloads redacts the tool payloads of kept traces (hashing.redact_payloads).
 	RedactPayloads bool
-	// Analysis configures each shard's analyzer; its Key is set at Start.
+	// Analysis configures each shard's analyzer; the attributes it reads from clients
+	// under retry_storm's namespace stay on arriving spans, every other attribute under it
+	// is removed (package inbound).
 	Analysis analysis.Config
 	// Redaction configures each shard's redactor (redaction, attributes).
 	Redaction redact.Config
 	// StaleCache sizes the memory behind the stale-cache check (divergence.stale_cache).
 	StaleCache stalecache.Config
-	// ClientInputs are the attributes the configuration reads from clients; those under
-	// retry_storm's namespace stay on arriving spans, every other attribute under it is
-	// removed (package inbound).
-	ClientInputs []string
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 // harness is a started buffer driven by a buffertest.Harness; buffer is there for tests that
@@ -45,7 +44,7 @@ func newLoggedHarness(t *testing.T, cfg *Config, next consumer.Traces, logger *z
 
 // testConfig is the buffer's configuration under the processor's defaults, on four shards.
 func testConfig() *Config {
-	src := toolspan.DefaultConfig().Sources
+	src := attrsource.Defaults()
 	rc := redact.DefaultConfig()
 	rc.PayloadKeys = attrsource.RawKeys(src.Payload()...)
 	rc.PayloadSources = slices.Concat(src.Payload()...)
@@ -64,7 +63,6 @@ func testConfig() *Config {
 		Analysis:         analysis.DefaultConfig(),
 		Redaction:        rc,
 		StaleCache:       stalecache.DefaultConfig(),
-		ClientInputs:     []string{"retrystorm.read.asset", "retrystorm.answer.caveat", "retrystorm.answer.cited_assets"},
 	}
 }
 

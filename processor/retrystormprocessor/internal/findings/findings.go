@@ -73,25 +73,9 @@ func (s *Suspect) Detail(first pcommon.Timestamp, trace pcommon.TraceID) string 
 		s.Order, time.Duration(s.Duration), time.Duration(int64(s.Start)-int64(first)).Round(time.Second), trace)
 }
 
-// Config is what the checks need.
-type Config struct {
-	CaveatAttribute      string
-	CitedAssetsAttribute string
-	// StaleCache bounds what counts as "far faster than its siblings" and "seen before".
-	StaleCache stalecache.Config
-	Required   toolspan.Field
-	// Carried are the fields an attempt must carry when other attempts of its call do.
-	Carried toolspan.Field
-}
-
-// DefaultCarried is the set of fields the incomplete_record rule looks for (ANALYSIS.md,
-// "Findings").
-const DefaultCarried = toolspan.FieldAttempt | toolspan.FieldArgsHash | toolspan.FieldIdemHash |
-	toolspan.FieldRunID | toolspan.FieldStatus | toolspan.FieldTokensIn | toolspan.FieldTokensOut
-
 // Unit checks one record unit and returns its findings, its stale-cache suspects not
 // resolved yet and the number of incomplete attempts. mem may be nil (no stale-cache check).
-func Unit(cfg *Config, t *grouping.Tree, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, []Suspect, int) {
+func Unit(cfg *Rules, t *grouping.Tree, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, []Suspect, int) {
 	var out []Finding
 	key := u.Key()
 	add := func(kind string, span ptrace.Span, detail string) {
@@ -129,7 +113,7 @@ func Unit(cfg *Config, t *grouping.Tree, u *grouping.Unit, mem ResultMemory, tra
 
 // unrecovered: the unit's last attempt failed and its agent span (or the root) ended
 // OK or unset without a caveat attribute — a green answer over a failed call.
-func unrecovered(cfg *Config, t *grouping.Tree, u *grouping.Unit) (Finding, bool) {
+func unrecovered(cfg *Rules, t *grouping.Tree, u *grouping.Unit) (Finding, bool) {
 	last := u.Last()
 	if !last.Status.Failed() || last.Agent == last.Node || last.Agent < 0 {
 		return Finding{}, false
@@ -172,7 +156,7 @@ func drift(u *grouping.Unit) (string, ptrace.Span, bool) {
 // siblings, with a result first seen at least min_age earlier in another trace. Such an
 // attempt whose result has not been seen so yet is a suspect: the earlier trace may be
 // decided after this one.
-func staleCache(cfg *Config, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, []Suspect) {
+func staleCache(cfg *Rules, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, []Suspect) {
 	attempts := u.Attempts()
 	var out []Finding
 	var suspects []Suspect
@@ -224,7 +208,7 @@ func RememberResults(u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID
 
 // incompleteAttempts counts attempts missing a required field, or a field that other
 // attempts of the same call carry.
-func incompleteAttempts(cfg *Config, u *grouping.Unit) (int, string) {
+func incompleteAttempts(cfg *Rules, u *grouping.Unit) (int, string) {
 	n := 0
 	var missing toolspan.Field
 	for _, c := range u.Calls {
@@ -264,15 +248,4 @@ func fieldList(f toolspan.Field) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// DefaultConfig returns the documented defaults (README, "Divergence and completeness").
-func DefaultConfig() Config {
-	return Config{
-		CaveatAttribute:      "retrystorm.answer.caveat",
-		CitedAssetsAttribute: "retrystorm.answer.cited_assets",
-		StaleCache:           stalecache.DefaultConfig(),
-		Required:             toolspan.FieldToolName,
-		Carried:              DefaultCarried,
-	}
 }

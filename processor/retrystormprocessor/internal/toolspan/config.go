@@ -111,6 +111,34 @@ func validateRules(list string, rules []Rule) error {
 	return errs
 }
 
+// StatusConfig configures the isError status remap: the processor's status block.
+type StatusConfig struct {
+	// OverrideOK lets an isError result (or a tool's own failure report) turn an explicit
+	// OK span status into ERROR. Default true.
+	OverrideOK bool `mapstructure:"override_ok"`
+	// ToolErrorValues are the values of an attributes.tool_status source that say the
+	// tool failed (ignoring case and surrounding white space); the attempt then fails and
+	// is remapped like an isError result. Default [error].
+	ToolErrorValues []string `mapstructure:"tool_error_values"`
+}
+
+// DefaultStatus remaps, and reads a tool_status of "error" as a failure.
+func DefaultStatus() StatusConfig {
+	return StatusConfig{OverrideOK: true, ToolErrorValues: DefaultToolErrorValues()}
+}
+
+// ValidateAt checks the block found at key (status), naming each key in full. It is not
+// Validate: confmap would call that too, and put the path before errors that name it.
+func (s *StatusConfig) ValidateAt(key string) error {
+	var errs error
+	for i, v := range s.ToolErrorValues {
+		if strings.TrimSpace(v) == "" {
+			errs = errors.Join(errs, fmt.Errorf("%s.tool_error_values[%d] must not be empty", key, i))
+		}
+	}
+	return errs
+}
+
 // Config is what recognition and extraction need.
 type Config struct {
 	Recognition

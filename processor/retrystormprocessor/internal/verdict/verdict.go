@@ -17,12 +17,12 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/annotate"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/grouping"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/loglimit"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
@@ -30,8 +30,10 @@ import (
 // Config is what a Verdict is built from: the processor's configuration, validated, in the
 // terms of the packages each step uses.
 type Config struct {
-	// Analysis configures the analyzer, the HMAC key included.
+	// Analysis configures the analyzer.
 	Analysis analysis.Config
+	// Key is the HMAC-SHA256 key of the payload hashes, read at start (nil: plain SHA-256).
+	Key []byte
 	// Redaction configures the redactor (redaction, attributes).
 	Redaction redact.Config
 	// Redact redacts the tool payloads of kept traces (hashing.redact_payloads).
@@ -72,8 +74,8 @@ type Verdict struct {
 func New(cfg Config, shared Shared) *Verdict {
 	return &Verdict{
 		cfg: cfg, shared: shared,
-		analyzer: analysis.New(cfg.Analysis, shared.Memory),
-		redactor: redact.New(cfg.Redaction, cfg.Analysis.Key),
+		analyzer: analysis.New(cfg.Analysis, cfg.Key, shared.Memory),
+		redactor: redact.New(cfg.Redaction, cfg.Key),
 		sealer:   stormrecord.NewSealer(),
 	}
 }
