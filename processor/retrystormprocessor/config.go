@@ -146,7 +146,7 @@ func (cfg *Config) Validate() error {
 		errs = errors.Join(errs, errors.New("decision_cache.dropped_traces must not be negative"))
 	}
 	return errors.Join(errs, cfg.Sampling.ValidateAt("sampling"), cfg.AnalysisConfig.ValidateAt(""), cfg.Hashing.validate(),
-		cfg.Redaction.validate())
+		cfg.Redaction.ValidateAt("redaction"))
 }
 
 func (cfg *Config) validateTraceBytes() error {

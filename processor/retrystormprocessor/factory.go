@@ -13,6 +13,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
@@ -40,7 +41,7 @@ func createDefaultConfig() component.Config {
 		Sampling:         sample.DefaultConfig(),
 		AnalysisConfig:   analysis.DefaultConfig(),
 		Hashing:          HashingConfig{RedactPayloads: true},
-		Redaction:        defaultRedaction(),
+		Redaction:        redact.DefaultConfig(),
 	}
 }
 

@@ -55,7 +55,7 @@ func (cfg *Config) bufferConfig() buffer.Config {
 		Sampling:         cfg.Sampling,
 		RedactPayloads:   cfg.Hashing.RedactPayloads,
 		Analysis:         cfg.AnalysisConfig,
-		Redaction:        cfg.redactConfig(),
+		Redaction:        cfg.Redaction,
 		StaleCache:       cfg.Divergence.StaleCache,
 	}
 }

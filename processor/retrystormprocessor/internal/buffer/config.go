@@ -38,7 +38,7 @@ type Config struct {
 	// under retry_storm's namespace stay on arriving spans, every other attribute under it
 	// is removed (package inbound).
 	Analysis analysis.Config
-	// Redaction configures each shard's redactor (redaction, attributes).
+	// Redaction configures each shard's redactor (redaction).
 	Redaction redact.Config
 	// StaleCache sizes the memory behind the stale-cache check (divergence.stale_cache).
 	StaleCache stalecache.Config

@@ -2,7 +2,6 @@ package buffer
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
@@ -44,12 +42,6 @@ func newLoggedHarness(t *testing.T, cfg *Config, next consumer.Traces, logger *z
 
 // testConfig is the buffer's configuration under the processor's defaults, on four shards.
 func testConfig() *Config {
-	src := attrsource.Defaults()
-	rc := redact.DefaultConfig()
-	rc.PayloadKeys = attrsource.RawKeys(src.Payload()...)
-	rc.PayloadSources = slices.Concat(src.Payload()...)
-	rc.IdempotencyKeys = attrsource.RawKeys(src.IdempotencyKey)
-	rc.DeleteAttributes = []string{}
 	return &Config{
 		DecisionWait:     30 * time.Second,
 		RootGrace:        2 * time.Second,
@@ -61,7 +53,7 @@ func testConfig() *Config {
 		Sampling:         sample.DefaultConfig(),
 		RedactPayloads:   true,
 		Analysis:         analysis.DefaultConfig(),
-		Redaction:        rc,
+		Redaction:        redact.DefaultConfig(),
 		StaleCache:       stalecache.DefaultConfig(),
 	}
 }

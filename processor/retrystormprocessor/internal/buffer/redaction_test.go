@@ -246,7 +246,7 @@ func TestValuesPastMaxHuntedValuesAreCounted(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	cfg.Sampling.CleanPercent = 100
-	cfg.Redaction.MaxValues = 4
+	cfg.Redaction.MaxHuntedValues = 4
 	h := newHarness(t, cfg, nil)
 	rows := []string{"row-value-000001", "row-value-000002", "row-value-000003", "row-value-000004", "row-value-000005", "row-value-000006"}
 	id := buffertest.TraceID(1)

@@ -34,7 +34,8 @@ type Config struct {
 	Analysis analysis.Config
 	// Key is the HMAC-SHA256 key of the payload hashes, read at start (nil: plain SHA-256).
 	Key []byte
-	// Redaction configures the redactor (redaction, attributes).
+	// Redaction configures the redactor, which finds payloads where Analysis's attribute
+	// sources read them.
 	Redaction redact.Config
 	// Redact redacts the tool payloads of kept traces (hashing.redact_payloads).
 	Redact bool
@@ -75,7 +76,7 @@ func New(cfg Config, shared Shared) *Verdict {
 	return &Verdict{
 		cfg: cfg, shared: shared,
 		analyzer: analysis.New(cfg.Analysis, cfg.Key, shared.Memory),
-		redactor: redact.New(cfg.Redaction, cfg.Key),
+		redactor: redact.New(cfg.Redaction, cfg.Analysis.Attributes, cfg.Key),
 		sealer:   stormrecord.NewSealer(),
 	}
 }
