@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
@@ -96,8 +97,8 @@ func TestLoadConfig(t *testing.T) {
 		}},
 		{name: "at_bounds", check: func(t *testing.T, cfg *Config) {
 			assert.Equal(t, int64(65536), cfg.MaxBufferedBytes)
-			assert.Equal(t, maxNumShards, cfg.NumShards)
-			assert.Equal(t, DecisionCacheConfig{KeptTraces: maxKeptTraces, KeptBytes: maxKeptBytes, DroppedTraces: maxDroppedTraces}, cfg.DecisionCache)
+			assert.Equal(t, buffer.MaxNumShards, cfg.NumShards)
+			assert.Equal(t, DecisionCacheConfig{KeptTraces: buffer.MaxKeptTraces, KeptBytes: buffer.MaxKeptBytes, DroppedTraces: buffer.MaxDroppedTraces}, cfg.DecisionCache)
 			assert.Equal(t, stalecache.MaxRememberedResults, cfg.Divergence.StaleCache.RememberedResults)
 			assert.Equal(t, stalecache.MaxHeldSuspects, cfg.Divergence.StaleCache.HeldSuspects)
 		}},

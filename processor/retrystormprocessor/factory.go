@@ -5,25 +5,14 @@ package retrystormprocessor // import "github.com/retrystorm/retrystorm/processo
 
 import (
 	"context"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
-)
-
-const (
-	defaultDecisionWait     = 30 * time.Second
-	defaultRootGrace        = 2 * time.Second
-	defaultMaxBufferedBytes = 256 << 20
-	defaultKeptTraces       = 100_000
-	defaultKeptBytes        = 32 << 20
-	defaultDroppedTraces    = 1_000_000
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // NewFactory returns the factory of the retry_storm processor.
@@ -32,17 +21,9 @@ func NewFactory() processor.Factory {
 		processor.WithTraces(createTraces, metadata.TracesStability))
 }
 
+// createDefaultConfig is the defaults of the packages that own each block.
 func createDefaultConfig() component.Config {
-	return &Config{
-		DecisionWait:     defaultDecisionWait,
-		RootGrace:        defaultRootGrace,
-		MaxBufferedBytes: defaultMaxBufferedBytes,
-		DecisionCache:    DecisionCacheConfig{KeptTraces: defaultKeptTraces, KeptBytes: defaultKeptBytes, DroppedTraces: defaultDroppedTraces},
-		Sampling:         sample.DefaultConfig(),
-		AnalysisConfig:   analysis.DefaultConfig(),
-		Hashing:          HashingConfig{RedactPayloads: true},
-		Redaction:        redact.DefaultConfig(),
-	}
+	return &Config{BufferConfig: buffer.DefaultConfig(), StagesConfig: verdict.DefaultStages()}
 }
 
 func createTraces(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {

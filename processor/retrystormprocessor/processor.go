@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
 
 var errNotStarted = errors.New("retry_storm processor is not started")
@@ -34,30 +35,11 @@ type retryStormProcessor struct {
 var _ processor.Traces = (*retryStormProcessor)(nil)
 
 func newRetryStormProcessor(set processor.Settings, cfg *Config, next consumer.Traces, opts ...buffer.Option) (*retryStormProcessor, error) {
-	b, err := buffer.New(set.TelemetrySettings, cfg.bufferConfig(), next, opts...)
+	b, err := buffer.New(set.TelemetrySettings, cfg.BufferConfig, cfg.StagesConfig, next, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return &retryStormProcessor{cfg: cfg, logger: set.Logger, buffer: b}, nil
-}
-
-// bufferConfig is the buffer's configuration; the HMAC key is given at start.
-func (cfg *Config) bufferConfig() buffer.Config {
-	return buffer.Config{
-		DecisionWait:     cfg.DecisionWait,
-		RootGrace:        cfg.RootGrace,
-		MaxBufferedBytes: cfg.MaxBufferedBytes,
-		MaxTraceBytes:    cfg.MaxTraceBytes,
-		NumShards:        cfg.NumShards,
-		KeptTraces:       cfg.DecisionCache.KeptTraces,
-		KeptBytes:        cfg.DecisionCache.KeptBytes,
-		DroppedTraces:    cfg.DecisionCache.DroppedTraces,
-		Sampling:         cfg.Sampling,
-		RedactPayloads:   cfg.Hashing.RedactPayloads,
-		Analysis:         cfg.AnalysisConfig,
-		Redaction:        cfg.Redaction,
-		StaleCache:       cfg.Divergence.StaleCache,
-	}
 }
 
 func (p *retryStormProcessor) Capabilities() consumer.Capabilities {
@@ -66,13 +48,13 @@ func (p *retryStormProcessor) Capabilities() consumer.Capabilities {
 
 // Start reads the HMAC key and starts the buffer's shards.
 func (p *retryStormProcessor) Start(_ context.Context, _ component.Host) error {
-	key, err := readKey(p.cfg.Hashing)
+	key, err := p.cfg.Hashing.ReadKey()
 	if err != nil {
 		return fmt.Errorf("start retry_storm: %w", err)
 	}
-	if key != nil && len(key) < minKeyBytes {
+	if key != nil && len(key) < payload.MinKeyBytes {
 		p.logger.Warn("hashing key is short; hashes of low-entropy arguments are easier to brute-force",
-			zap.Int("hashing.key.min_bytes", minKeyBytes))
+			zap.Int("hashing.key.min_bytes", payload.MinKeyBytes))
 	}
 	if err := p.buffer.Start(key); err != nil {
 		return err

@@ -140,7 +140,7 @@ func internedShare(sh *shard, pt *pendingTrace) (n, shared int) {
 // pressuredStorm starts a harness whose buffer holds a retried call waiting for its root
 // (buffertest.TraceID(1)) and three clean waiting traces at most, and lets the storm wait until it is
 // packed; the traces that follow press on the buffer.
-func pressuredStorm(t *testing.T) (*harness, *Config, pcommon.TraceID) {
+func pressuredStorm(t *testing.T) (*harness, *testSetup, pcommon.TraceID) {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	retry := pieceSize(buffertest.WithoutRoot(retryTrace(buffertest.TraceID(0))))

@@ -105,11 +105,11 @@ func (g *agentTraffic) batch(n int, rootless bool) []ptrace.Traces {
 }
 
 func newBenchBuffer(b *testing.B, shards int, opts ...Option) *Buffer {
-	return newBenchBufferWith(b, shards, func(*Config) {}, opts...)
+	return newBenchBufferWith(b, shards, func(*testSetup) {}, opts...)
 }
 
 // newBenchBufferWith is newBenchBuffer with configure applied to its configuration.
-func newBenchBufferWith(b *testing.B, shards int, configure func(*Config), opts ...Option) *Buffer {
+func newBenchBufferWith(b *testing.B, shards int, configure func(*testSetup), opts ...Option) *Buffer {
 	cfg := testConfig()
 	configure(cfg)
 	cfg.NumShards = shards
@@ -118,7 +118,7 @@ func newBenchBufferWith(b *testing.B, shards int, configure func(*Config), opts 
 	cfg.MaxBufferedBytes = 16 << 30
 	fixed := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	opts = append([]Option{WithClock(func() time.Time { return fixed })}, opts...)
-	p, err := New(componenttest.NewNopTelemetrySettings(), *cfg, consumertest.NewNop(), opts...)
+	p, err := New(componenttest.NewNopTelemetrySettings(), cfg.Config, cfg.Stages, consumertest.NewNop(), opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -171,9 +171,9 @@ func BenchmarkKeptTraceRedaction(b *testing.B) {
 	for _, traffic := range []string{"conversation", "agentsim"} {
 		for _, redact := range []bool{false, true} {
 			b.Run(fmt.Sprintf("traffic=%s/redact=%v", traffic, redact), func(b *testing.B) {
-				p := newBenchBufferWith(b, 1, func(cfg *Config) {
+				p := newBenchBufferWith(b, 1, func(cfg *testSetup) {
 					cfg.Sampling.CleanPercent = 100
-					cfg.RedactPayloads = redact
+					cfg.Hashing.RedactPayloads = redact
 				}, WithSynchronous())
 				consume := func(td ptrace.Traces) {
 					if err := p.ConsumeTraces(context.Background(), td); err != nil {

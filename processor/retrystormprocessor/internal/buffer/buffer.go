@@ -28,6 +28,7 @@ var ErrShutDown = errors.New("retry_storm processor is shut down")
 // Buffer routes spans to shards by trace id. It holds no trace state itself.
 type Buffer struct {
 	cfg    Config
+	stages verdict.Stages
 	next   consumer.Traces
 	logger *zap.Logger
 	tel    *telemetry
@@ -46,8 +47,9 @@ type Buffer struct {
 	room    chan struct{}
 }
 
-// New returns a Buffer that forwards what it keeps to next; Start starts it.
-func New(set component.TelemetrySettings, cfg Config, next consumer.Traces, opts ...Option) (*Buffer, error) {
+// New returns a Buffer of a validated cfg, deciding traces with stages, that forwards
+// what it keeps to next; Start starts it.
+func New(set component.TelemetrySettings, cfg Config, stages verdict.Stages, next consumer.Traces, opts ...Option) (*Buffer, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
 		opt(&o)
@@ -56,13 +58,13 @@ func New(set component.TelemetrySettings, cfg Config, next consumer.Traces, opts
 	if err != nil {
 		return nil, fmt.Errorf("create retry_storm telemetry: %w", err)
 	}
-	policy, err := sample.NewPolicy(cfg.Sampling)
+	policy, err := sample.NewPolicy(stages.Sampling)
 	if err != nil {
 		return nil, fmt.Errorf("build sampling policy: %w", err)
 	}
 	return &Buffer{
-		cfg: cfg, next: next, logger: set.Logger, tel: tel, opts: o, policy: policy,
-		inbound:   inbound.New(cfg.Analysis.ClientInputs()),
+		cfg: cfg, stages: stages, next: next, logger: set.Logger, tel: tel, opts: o, policy: policy,
+		inbound:   inbound.New(stages.ClientInputs()),
 		finishing: make(chan struct{}),
 		room:      make(chan struct{}, 1),
 	}, nil
@@ -72,7 +74,7 @@ func New(set component.TelemetrySettings, cfg Config, next consumer.Traces, opts
 // payload hashes, read at start (nil: plain SHA-256).
 func (b *Buffer) Start(key []byte) error {
 	var mem findings.ResultMemory
-	held := stalecache.NewMemory(b.cfg.StaleCache, b.opts.now)
+	held := stalecache.NewMemory(b.stages.Divergence.StaleCache, b.opts.now)
 	if held != nil {
 		mem = held // a nil *Memory in the interface would not read as "no memory"
 	}
@@ -100,22 +102,20 @@ func (b *Buffer) newShards(key []byte, mem findings.ResultMemory, held *stalecac
 		n = runtime.GOMAXPROCS(0)
 	}
 	share := max(b.cfg.MaxBufferedBytes/int64(n), 1)
-	keptShare := b.cfg.KeptBytes / int64(n)
+	dc := b.cfg.DecisionCache
+	keptShare := dc.KeptBytes / int64(n)
 	sc := shardConfig{
 		decisionWait:  b.cfg.DecisionWait,
 		rootGrace:     b.cfg.RootGrace,
 		maxBytes:      share,
 		maxTraceBytes: traceBytesBound(b.cfg.MaxTraceBytes, share),
-		keptCache:     ceilDiv(b.cfg.KeptTraces, n),
+		keptCache:     ceilDiv(dc.KeptTraces, n),
 		keptBytes:     keptShare,
 		// One decision's values take at most a quarter of its shard's share.
 		maxDecisionBytes: min(maxDecisionBytes, keptShare/4),
-		droppedCache:     ceilDiv(b.cfg.DroppedTraces, n),
+		droppedCache:     ceilDiv(dc.DroppedTraces, n),
 	}
-	vc := verdict.Config{
-		Analysis: b.cfg.Analysis, Key: key, Redaction: b.cfg.Redaction,
-		Redact: b.cfg.RedactPayloads, MaxTraceBytes: sc.maxTraceBytes,
-	}
+	vc := verdict.Config{Stages: b.stages, Key: key, MaxTraceBytes: sc.maxTraceBytes}
 	shared := verdict.Shared{
 		Policy: b.policy, Memory: mem, Held: held, Tel: b.tel.verdict, Logger: b.logger,
 		LateLog: loglimit.New(lateSignalLogEvery),

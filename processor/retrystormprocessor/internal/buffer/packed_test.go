@@ -20,7 +20,7 @@ import (
 // held encoded until its decision.
 
 // longGraceConfig holds rooted traces long enough to be packed; clean traces are dropped.
-func longGraceConfig() *Config {
+func longGraceConfig() *testSetup {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	cfg.RootGrace = 10 * time.Second
@@ -56,7 +56,7 @@ func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 	assert.Equal(t, want, h.Sum(metadata.MetricBufferedBytes))
 	assert.EqualValues(t, 3+4, h.Sum(metadata.MetricBufferedSpans))
 
-	short := newHarness(t, func() *Config { c := longGraceConfig(); c.RootGrace = 2 * time.Second; return c }(), nil)
+	short := newHarness(t, func() *testSetup { c := longGraceConfig(); c.RootGrace = 2 * time.Second; return c }(), nil)
 	short.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "lookup"))
 	assert.Nil(t, heldTrace(short, buffertest.TraceID(1)).packed, "decided within 2s: held as it came")
 
@@ -72,7 +72,7 @@ func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 // came with.
 func TestAPackedTraceSamplingKeepsLeavesWhole(t *testing.T) {
 	cfg := longGraceConfig()
-	cfg.RedactPayloads = false
+	cfg.Hashing.RedactPayloads = false
 	cfg.Sampling.Tools = map[string]sample.ToolConfig{"charge_card": {CleanPercent: 100}}
 	h := newHarness(t, cfg, nil)
 	h.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "charge_card", "lookup"))

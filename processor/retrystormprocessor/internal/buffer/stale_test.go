@@ -168,7 +168,7 @@ func TestSuspectTraceIsSampledForTheFindingItMayGet(t *testing.T) {
 func TestHeldSuspectExpires(t *testing.T) {
 	cfg := testConfig()
 	cfg.Sampling.CleanPercent = 0
-	cfg.StaleCache.RecheckWindow = 10 * time.Second
+	cfg.Divergence.StaleCache.RecheckWindow = 10 * time.Second
 	h := newHarness(t, cfg, nil)
 	h.Consume(staleTrace(buffertest.TraceID(2)))
 	h.Advance(2 * time.Second)
@@ -180,7 +180,7 @@ func TestHeldSuspectExpires(t *testing.T) {
 	assert.EqualValues(t, 1, h.Sum(metadata.MetricStaleSuspects, attribute.String("outcome", "expired")))
 	assert.Zero(t, h.Sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
 
-	cfg.StaleCache.RecheckWindow = 0
+	cfg.Divergence.StaleCache.RecheckWindow = 0
 	h = newHarness(t, cfg, nil)
 	h.Consume(staleTrace(buffertest.TraceID(2)))
 	h.Advance(2 * time.Second)

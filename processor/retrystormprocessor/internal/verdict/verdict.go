@@ -27,18 +27,12 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
-// Config is what a Verdict is built from: the processor's configuration, validated, in the
-// terms of the packages each step uses.
+// Config is what a Verdict is built from: its stages, the key read at start and the
+// store's bound on a trace.
 type Config struct {
-	// Analysis configures the analyzer.
-	Analysis analysis.Config
+	Stages
 	// Key is the HMAC-SHA256 key of the payload hashes, read at start (nil: plain SHA-256).
 	Key []byte
-	// Redaction configures the redactor, which finds payloads where Analysis's attribute
-	// sources read them.
-	Redaction redact.Config
-	// Redact redacts the tool payloads of kept traces (hashing.redact_payloads).
-	Redact bool
 	// MaxTraceBytes is the store's bound on one trace: calls held back across a
 	// provisional decision take at most a quarter of it (holdback.go).
 	MaxTraceBytes int64
@@ -75,8 +69,8 @@ type Verdict struct {
 func New(cfg Config, shared Shared) *Verdict {
 	return &Verdict{
 		cfg: cfg, shared: shared,
-		analyzer: analysis.New(cfg.Analysis, cfg.Key, shared.Memory),
-		redactor: redact.New(cfg.Redaction, cfg.Analysis.Attributes, cfg.Key),
+		analyzer: analysis.New(cfg.AnalysisConfig, cfg.Key, shared.Memory),
+		redactor: redact.New(cfg.Redaction, cfg.Attributes, cfg.Key),
 		sealer:   stormrecord.NewSealer(),
 	}
 }
@@ -281,10 +275,10 @@ func (v *Verdict) Decide(t *Trace, ex Examined, early bool, now time.Time) Outco
 		v.holdSuspects(tr, d)
 		return Outcome{Decision: d}
 	}
-	st := annotate.Apply(tr, annotate.Options{Reason: string(d.Reason), Redact: v.cfg.Redact})
+	st := annotate.Apply(tr, annotate.Options{Reason: string(d.Reason), Redact: v.cfg.Hashing.RedactPayloads})
 	v.shared.Tel.remapped(st.Remapped)
 	kd := Kept{reason: reasonIndex(d.Reason), Stamp: d.Stamp, Threshold: d.Threshold}
-	if v.cfg.Redact {
+	if v.cfg.Hashing.RedactPayloads {
 		var known *redact.Values
 		if t.Rest != nil && t.Rest.Kept != nil {
 			known = t.Rest.Kept.Payloads // copies of the first part's payloads in the rest
@@ -305,9 +299,9 @@ func (v *Verdict) Decide(t *Trace, ex Examined, early bool, now time.Time) Outco
 // returns the trace's verdict with the payloads these spans brought; changed says there
 // were some, for the store to remember.
 func (v *Verdict) Late(set *spanset.Set, kd Kept) (_ Kept, changed bool) {
-	tools, st := annotate.LateSpans(set.All(), v.analyzer.Extractor(), annotate.Options{Redact: v.cfg.Redact})
+	tools, st := annotate.LateSpans(set.All(), v.analyzer.Extractor(), annotate.Options{Redact: v.cfg.Hashing.RedactPayloads})
 	v.shared.Tel.remapped(st.Remapped)
-	if v.cfg.Redact {
+	if v.cfg.Hashing.RedactPayloads {
 		if vals := v.redactLate(set, tools, kd.Payloads); vals != kd.Payloads {
 			// Tool spans among the late ones brought payloads: later spans are scrubbed of them too.
 			kd.Payloads, changed = vals, true
