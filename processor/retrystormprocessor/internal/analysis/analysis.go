@@ -126,9 +126,6 @@ type Analyzer struct {
 // hashes (empty: plain SHA-256). mem is the bounded cross-trace memory of the stale-cache
 // check; nil disables that check.
 func New(cfg Config, key []byte, mem findings.ResultMemory) *Analyzer {
-	if cfg.StormThreshold < 1 {
-		cfg.StormThreshold = 2
-	}
 	x := toolspan.NewExtractor(cfg.toolConfig(), key, cfg.Status.OverrideOK)
 	return &Analyzer{
 		cfg: cfg, rules: findings.NewRules(cfg.Divergence, cfg.Completeness), x: x, mem: mem,
