@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -89,4 +90,26 @@ func TestShippedConfigsValidate(t *testing.T) {
 		t.Logf("%q: %q,", k, got[k]) // the table to paste, when a shipped file changes
 	}
 	assert.Equal(t, shippedConfigs, got)
+}
+
+// TestReadmeDefaultsAreTheFactoryDefaults: the defaults the README's Configuration section
+// lists load to exactly what the factory gives.
+func TestReadmeDefaultsAreTheFactoryDefaults(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	section := string(readme)[strings.Index(string(readme), "## Configuration"):]
+	start := strings.Index(section, "```yaml\n") + len("```yaml\n")
+	block := section[start : start+strings.Index(section[start:], "```")]
+	file := filepath.Join(t.TempDir(), "defaults.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(block), 0o600))
+	cm, err := confmaptest.LoadConf(file)
+	require.NoError(t, err)
+	sub, err := cm.Sub("processors::retry_storm")
+	require.NoError(t, err)
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, sub.Unmarshal(cfg))
+	if len(cfg.Sampling.Tools) == 0 {
+		cfg.Sampling.Tools = nil // `tools: {}` lists none, as the default's nil does
+	}
+	assert.Equal(t, createDefaultConfig(), cfg)
 }
