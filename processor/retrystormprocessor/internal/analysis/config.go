@@ -52,7 +52,7 @@ func (c *Config) ValidateAt(parent string) error {
 	if c.StormThreshold < 2 {
 		errs = fmt.Errorf("%s must be at least 2", key(parent, "storm_threshold"))
 	}
-	errs = errors.Join(errs, c.Attributes.ValidateKeys(key(parent, "attributes")), c.Recognition.ValidateRules(key(parent, "recognition")),
+	errs = errors.Join(errs, c.Attributes.ValidateAt(key(parent, "attributes")), c.Recognition.ValidateAt(key(parent, "recognition")),
 		c.Status.ValidateAt(key(parent, "status")), c.Divergence.ValidateAt(key(parent, "divergence")),
 		c.Completeness.ValidateAt(key(parent, "completeness")))
 	for _, in := range c.clientInputs(parent) {

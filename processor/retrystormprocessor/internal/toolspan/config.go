@@ -74,11 +74,12 @@ func DefaultFollowModel() FollowModel {
 	return FollowModel{Enabled: true, OfferedTools: true, HandoffPrefixes: []string{"transfer_to_"}}
 }
 
-// ValidateRules reports an empty tool_spans list, an empty follow_model.handoff_prefixes
-// entry, and every rule of tool_spans,
-// not_tool_spans and agent_spans that does not set exactly one matcher, as parent.tool_spans[i]. It is not
-// Validate: confmap would call that a second time.
-func (r *Recognition) ValidateRules(parent string) error {
+// ValidateAt checks the block found at key (recognition): it reports an empty tool_spans
+// list, an empty follow_model.handoff_prefixes entry, and every rule of tool_spans,
+// not_tool_spans and agent_spans that does not set exactly one matcher, as
+// key.tool_spans[i]. It is not Validate, as with every block: confmap would call that
+// too, and put the path before errors that name it.
+func (r *Recognition) ValidateAt(parent string) error {
 	var errs error
 	if len(r.ToolSpans) == 0 {
 		errs = fmt.Errorf("%s.tool_spans must list at least one rule", parent)
