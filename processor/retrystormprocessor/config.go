@@ -2,15 +2,23 @@ package retrystormprocessor // import "github.com/retrystorm/retrystorm/processo
 
 import (
 	"errors"
-	"fmt"
-	"strings"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
-// Config is the configuration of the retry_storm processor.
+// Config is the configuration of the retry_storm processor: the engine's own, each block
+// owned, defaulted and checked by the package that uses it (README, "Configuration").
 type Config struct {
 	// Buffering holds each trace until it can be decided and samples it (standalone mode).
 	// false takes every trace as released whole by a sampler before the processor (the
@@ -18,291 +26,83 @@ type Config struct {
 	// verdict as it arrives, and later spans of it take the late path; decision_wait,
 	// root_grace, max_trace_bytes and sampling are then not used. Default true.
 	Buffering bool `mapstructure:"buffering"`
-	// DecisionWait is the longest a trace is held after its first span. Default 30s.
-	DecisionWait time.Duration `mapstructure:"decision_wait"`
-	// RootGrace is how long a trace is held after its root span arrived, when that comes
-	// before DecisionWait; 0 decides as soon as the root arrives. Default 2s.
-	RootGrace time.Duration `mapstructure:"root_grace"`
-	// MaxBufferedBytes bounds the OTLP-encoded bytes held across all shards (split evenly
-	// per shard); at least minBufferedBytes (64 KiB). Default 268435456 (256 MiB).
-	MaxBufferedBytes int64 `mapstructure:"max_buffered_bytes"`
-	// MaxTraceBytes bounds the OTLP-encoded bytes one trace holds; past it the trace is
-	// decided at once, provisionally for its rest. 0 = half a shard's share
-	// (max_buffered_bytes / num_shards / 2); a larger value is capped at the share.
-	// Default 0.
-	MaxTraceBytes int64 `mapstructure:"max_trace_bytes"`
-	// NumShards is the number of goroutines that own buffered traces; 0 = GOMAXPROCS.
-	// Default 0.
-	NumShards int `mapstructure:"num_shards"`
-	// StormThreshold is the number of attempts by one layer that makes a storm. Default 2.
-	StormThreshold int `mapstructure:"storm_threshold"`
-	// DecisionCache remembers decisions so late spans follow their trace.
-	DecisionCache DecisionCacheConfig `mapstructure:"decision_cache"`
-	// Sampling sets the keep rates.
-	Sampling SamplingConfig `mapstructure:"sampling"`
-	// Attributes are the ordered attribute sources of each attempt field.
-	Attributes AttributesConfig `mapstructure:"attributes"`
-	// Recognition says which spans are tool-call attempts.
-	Recognition RecognitionConfig `mapstructure:"recognition"`
-	// Status configures the isError status remap.
-	Status StatusConfig `mapstructure:"status"`
-	// Hashing configures payload hashing and redaction.
-	Hashing HashingConfig `mapstructure:"hashing"`
-	// Redaction says where else in a kept trace tool payloads are removed.
-	Redaction RedactionConfig `mapstructure:"redaction"`
-	// Divergence configures the divergence findings.
-	Divergence DivergenceConfig `mapstructure:"divergence"`
-	// Completeness configures the incomplete_record finding.
-	Completeness CompletenessConfig `mapstructure:"completeness"`
+	// BufferConfig sizes the store: decision_wait, root_grace, max_buffered_bytes,
+	// max_trace_bytes, num_shards and decision_cache, at the root.
+	BufferConfig `mapstructure:",squash"`
+	// StagesConfig configures the verdict on each trace: storm_threshold, attributes,
+	// recognition, status, divergence and completeness at the root, and the sampling,
+	// hashing and redaction blocks.
+	StagesConfig `mapstructure:",squash"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
 
-// DecisionCacheConfig sizes the memory of past decisions.
-type DecisionCacheConfig struct {
-	// KeptTraces is how many kept trace ids are remembered (least recently used forgotten
-	// first); 0 remembers none. Default 100000.
-	KeptTraces int `mapstructure:"kept_traces"`
-	// KeptBytes bounds the memory of the kept decisions: about 176 bytes each plus the
-	// fingerprints of its trace's payload values that redaction remembers for its late
-	// spans. Clean decisions are forgotten before signal ones; 0 remembers none. Default
-	// 33554432 (32 MiB).
-	KeptBytes int64 `mapstructure:"kept_bytes"`
-	// DroppedTraces is how many dropped trace ids are remembered (oldest forgotten first),
-	// as 64-bit fingerprints; 0 remembers none. Default 1000000.
-	DroppedTraces int `mapstructure:"dropped_traces"`
-}
+// BufferConfig is the store's keys, at the root; they and their defaults are
+// buffer.Config's.
+type BufferConfig = buffer.Config
 
-// SamplingConfig sets the share of traces kept, in percent (0 to 100, fractions allowed).
-type SamplingConfig struct {
-	// CleanPercent is the share of clean traces kept. Default 5.
-	CleanPercent float64 `mapstructure:"clean_percent"`
-	// KeepPercent is the share of traces kept for each signal. Default 100 each.
-	KeepPercent KeepPercentConfig `mapstructure:"keep_percent"`
-	// Tools are per-tool clean rates: a clean trace touching tools listed here is kept at
-	// the largest of their rates instead of clean_percent. Default none.
-	Tools map[string]ToolSamplingConfig `mapstructure:"tools"`
-	// TraceStateRandomness reads a trace's randomness from the `ot=rv` of its root span's
-	// tracestate when there is one, as OpenTelemetry consistent sampling specifies; false
-	// reads it from the trace id alone, so a client cannot keep its traces by writing rv
-	// at its maximum (and removes rv from the tracestates it stamps). Default true.
-	TraceStateRandomness bool `mapstructure:"tracestate_randomness"`
-}
+// DecisionCacheConfig sizes the memory of past decisions.
+type DecisionCacheConfig = buffer.DecisionCacheConfig
+
+// StagesConfig is the keys of the verdict's steps; they and their defaults are
+// verdict.Stages's.
+type StagesConfig = verdict.Stages
+
+// AnalysisConfig is the keys the analysis reads, at the root; they and their defaults are
+// analysis.Config's.
+type AnalysisConfig = analysis.Config
+
+// SamplingConfig sets the share of traces kept; its keys and defaults are sample.Config's.
+type SamplingConfig = sample.Config
 
 // KeepPercentConfig is the keep rate of each signal.
-type KeepPercentConfig struct {
-	// Storm is the share of traces with a retry storm kept. Default 100.
-	Storm float64 `mapstructure:"storm"`
-	// ToolError is the share of traces with a non-ok tool attempt kept. Default 100.
-	ToolError float64 `mapstructure:"tool_error"`
-	// Divergence is the share of traces with a divergence finding kept. Default 100.
-	Divergence float64 `mapstructure:"divergence"`
-	// SpanError is the share of traces with a span in status ERROR kept. Default 100.
-	SpanError float64 `mapstructure:"span_error"`
-	// Incomplete is the share of traces with an incomplete_record finding kept. Default 100.
-	Incomplete float64 `mapstructure:"incomplete"`
-}
+type KeepPercentConfig = sample.KeepPercentConfig
 
 // ToolSamplingConfig is the clean rate of traces touching one tool.
-type ToolSamplingConfig struct {
-	// CleanPercent is the share of clean traces touching the tool kept. Required.
-	CleanPercent float64 `mapstructure:"clean_percent"`
-}
+type ToolSamplingConfig = sample.ToolConfig
 
-// StatusConfig configures the isError status remap.
-type StatusConfig struct {
-	// OverrideOK lets an isError result (or a tool's own failure report) turn an explicit
-	// OK span status into ERROR. Default true.
-	OverrideOK bool `mapstructure:"override_ok"`
-	// ToolErrorValues are the values of an attributes.tool_status source that say the
-	// tool failed (ignoring case and surrounding white space); the attempt then fails and
-	// is remapped like an isError result. Default [error].
-	ToolErrorValues []string `mapstructure:"tool_error_values"`
-}
+// AttributesConfig lists, for each attempt field, the span attributes it is read from, in
+// order: the first present wins. An entry `key#a.b` reads the element a.b inside the
+// attribute (a map or a JSON string). Setting a key replaces its whole default list. Its
+// keys and defaults are attrsource.Lists's.
+type AttributesConfig = attrsource.Lists
 
-// HashingConfig configures payload hashing. The HMAC key never sits in the YAML: it is read
-// at start from KeyFile or KeyEnv and never logged.
-type HashingConfig struct {
-	// KeyFile is a file holding the HMAC-SHA256 key (a trailing newline is ignored).
-	// Default "" (no key file).
-	KeyFile string `mapstructure:"key_file"`
-	// KeyEnv is the name of an environment variable holding the HMAC-SHA256 key. Default ""
-	// (no variable). With neither KeyFile nor KeyEnv, hashes are plain SHA-256.
-	KeyEnv string `mapstructure:"key_env"`
-	// RedactPayloads deletes raw arguments, results and idempotency keys from kept spans
-	// after hashing. Default true.
-	RedactPayloads bool `mapstructure:"redact_payloads"`
-}
+// RecognitionConfig says which spans are tool-call attempts; its keys and defaults are
+// toolspan.Recognition's. Setting a key replaces its whole default list.
+type RecognitionConfig = toolspan.Recognition
 
-// errInlineKey is returned for `hashing: {key: …}`; the value is never echoed.
-var errInlineKey = errors.New("hashing.key is not allowed: put the key in key_file or key_env")
+// ToolSpanRuleConfig is one recognition rule: exactly one of attribute, span_name and
+// span_name_prefix.
+type ToolSpanRuleConfig = toolspan.Rule
 
-// Unmarshal refuses an inline key before it is decoded anywhere.
-func (h *HashingConfig) Unmarshal(conf *confmap.Conf) error {
-	if conf.IsSet("key") {
-		return errInlineKey
-	}
-	return conf.Unmarshal(h)
-}
+// StatusConfig configures the isError status remap; its keys and defaults are
+// toolspan.StatusConfig's.
+type StatusConfig = toolspan.StatusConfig
 
-// DivergenceConfig configures the divergence findings.
-type DivergenceConfig struct {
-	// CaveatAttribute on an agent span (or root) marks a green answer that admits a failure,
-	// silencing unrecovered_failure. Default retrystorm.answer.caveat.
-	CaveatAttribute string `mapstructure:"caveat_attribute"`
-	// CitedAssetsAttribute lists the assets an answer cites, for unbacked_citation.
-	// Default retrystorm.answer.cited_assets.
-	CitedAssetsAttribute string `mapstructure:"cited_assets_attribute"`
-	// ReadAssetAttribute names the asset a span read; it is tried before
-	// attributes.read_asset. Default retrystorm.read.asset.
-	ReadAssetAttribute string `mapstructure:"read_asset_attribute"`
-	// StaleCache bounds the stale_cache_suspect check.
-	StaleCache StaleCacheConfig `mapstructure:"stale_cache"`
-}
+// HashingConfig configures payload hashing; its keys and defaults are
+// payload.HashingConfig's. The HMAC key never sits in the YAML.
+type HashingConfig = payload.HashingConfig
 
-// StaleCacheConfig bounds the stale_cache_suspect check.
-type StaleCacheConfig struct {
-	// MaxDurationRatio: an attempt counts as far faster when its duration is at most this
-	// share of its siblings' mean. Default 0.1.
-	MaxDurationRatio float64 `mapstructure:"max_duration_ratio"`
-	// MaxDuration: and at most this long. Default 50ms.
-	MaxDuration time.Duration `mapstructure:"max_duration"`
-	// RememberedResults is how many result hashes the collector remembers across traces;
-	// 0 disables the check. Default 100000.
-	RememberedResults int `mapstructure:"remembered_results"`
-	// MinAge: a result counts as cached when first seen at least this long before. Default 1m.
-	MinAge time.Duration `mapstructure:"min_age"`
-	// RecheckWindow is how long a suspect whose result no earlier trace has shown yet is
-	// held, so that the trace it copied, decided later, still makes it a finding; 0 holds
-	// none (the check then sees only traces decided before). Default 2m.
-	RecheckWindow time.Duration `mapstructure:"recheck_window"`
-	// HeldSuspects bounds the suspects held at once (the oldest is forgotten first); 0
-	// holds none. Default 10000.
-	HeldSuspects int `mapstructure:"held_suspects"`
-}
+// RedactionConfig says where, beyond the tool spans, a kept trace's tool payloads are
+// removed when hashing.redact_payloads is on; its keys and defaults are redact.Config's.
+type RedactionConfig = redact.Config
 
-// CompletenessConfig configures the incomplete_record finding.
-type CompletenessConfig struct {
-	// Required are the fields every attempt must carry. Default [tool_name]. The per-attempt
-	// record (checkout.tool_attempts) needs [run_id, call_id, attempt, tool_name, args_hash, status].
-	Required []string `mapstructure:"required"`
-}
+// DivergenceConfig configures the divergence findings; its keys and defaults are
+// findings.DivergenceConfig's.
+type DivergenceConfig = findings.DivergenceConfig
+
+// StaleCacheConfig bounds the stale_cache_suspect check; its keys and defaults are
+// stalecache.Config's.
+type StaleCacheConfig = stalecache.Config
+
+// CompletenessConfig configures the incomplete_record finding; its keys and defaults are
+// findings.CompletenessConfig's.
+type CompletenessConfig = findings.CompletenessConfig
 
 var _ component.Config = (*Config)(nil)
 
 // Validate checks the configuration without touching the file system or the environment.
 func (cfg *Config) Validate() error {
-	errs := cfg.validateBounds()
-	if cfg.DecisionWait <= 0 {
-		errs = errors.Join(errs, errors.New("decision_wait must be greater than 0"))
-	}
-	if cfg.RootGrace < 0 {
-		errs = errors.Join(errs, errors.New("root_grace must not be negative"))
-	}
-	if cfg.MaxBufferedBytes < minBufferedBytes {
-		errs = errors.Join(errs, fmt.Errorf("max_buffered_bytes must be at least %d (64 KiB)", minBufferedBytes))
-	}
-	errs = errors.Join(errs, cfg.validateTraceBytes())
-	if cfg.NumShards < 0 {
-		errs = errors.Join(errs, errors.New("num_shards must not be negative (0 = GOMAXPROCS)"))
-	}
-	if cfg.StormThreshold < 2 {
-		errs = errors.Join(errs, errors.New("storm_threshold must be at least 2"))
-	}
-	if cfg.DecisionCache.KeptTraces < 0 {
-		errs = errors.Join(errs, errors.New("decision_cache.kept_traces must not be negative"))
-	}
-	if cfg.DecisionCache.KeptBytes < 0 {
-		errs = errors.Join(errs, errors.New("decision_cache.kept_bytes must not be negative"))
-	}
-	if cfg.DecisionCache.DroppedTraces < 0 {
-		errs = errors.Join(errs, errors.New("decision_cache.dropped_traces must not be negative"))
-	}
-	return errors.Join(errs, cfg.Sampling.validate(), cfg.Attributes.ValidateKeys("attributes"), cfg.Recognition.ValidateRules("recognition"),
-		cfg.Status.validate(), cfg.Hashing.validate(), cfg.Redaction.validate(), cfg.Divergence.validate(), cfg.Completeness.validate(),
-		cfg.validateClientInputs())
-}
-
-func (s *StatusConfig) validate() error {
-	var errs error
-	for i, v := range s.ToolErrorValues {
-		if strings.TrimSpace(v) == "" {
-			errs = errors.Join(errs, fmt.Errorf("status.tool_error_values[%d] must not be empty", i))
-		}
-	}
-	return errs
-}
-
-func (cfg *Config) validateTraceBytes() error {
-	switch {
-	case cfg.MaxTraceBytes < 0:
-		return errors.New("max_trace_bytes must not be negative (0 = half a shard's share of max_buffered_bytes)")
-	case cfg.MaxBufferedBytes > 0 && cfg.MaxTraceBytes > cfg.MaxBufferedBytes:
-		return errors.New("max_trace_bytes must be at most max_buffered_bytes")
-	}
-	return nil
-}
-
-func validPercent(key string, pct float64) error {
-	if pct < 0 || pct > 100 || pct != pct {
-		return fmt.Errorf("%s must be between 0 and 100", key)
-	}
-	return nil
-}
-
-func (s *SamplingConfig) validate() error {
-	errs := errors.Join(
-		validPercent("sampling.clean_percent", s.CleanPercent),
-		validPercent("sampling.keep_percent.storm", s.KeepPercent.Storm),
-		validPercent("sampling.keep_percent.tool_error", s.KeepPercent.ToolError),
-		validPercent("sampling.keep_percent.divergence", s.KeepPercent.Divergence),
-		validPercent("sampling.keep_percent.span_error", s.KeepPercent.SpanError),
-		validPercent("sampling.keep_percent.incomplete", s.KeepPercent.Incomplete),
-	)
-	for _, tool := range sortedKeys(s.Tools) {
-		if tool == "" {
-			errs = errors.Join(errs, errors.New("sampling.tools has an empty tool name"))
-			continue
-		}
-		errs = errors.Join(errs, validPercent(fmt.Sprintf("sampling.tools.%s.clean_percent", tool), s.Tools[tool].CleanPercent))
-	}
-	return errs
-}
-
-func (h *HashingConfig) validate() error {
-	if h.KeyFile != "" && h.KeyEnv != "" {
-		return errors.New("hashing.key_file and hashing.key_env are mutually exclusive: set one")
-	}
-	return nil
-}
-
-func (d *DivergenceConfig) validate() error {
-	var errs error
-	if d.CaveatAttribute == "" {
-		errs = errors.Join(errs, errors.New("divergence.caveat_attribute must not be empty"))
-	}
-	if d.CitedAssetsAttribute == "" {
-		errs = errors.Join(errs, errors.New("divergence.cited_assets_attribute must not be empty"))
-	}
-	sc := d.StaleCache
-	if sc.MaxDurationRatio < 0 || sc.MaxDurationRatio > 1 || sc.MaxDurationRatio != sc.MaxDurationRatio {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.max_duration_ratio must be between 0 and 1"))
-	}
-	if sc.MaxDuration < 0 {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.max_duration must not be negative"))
-	}
-	if sc.RememberedResults < 0 {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.remembered_results must not be negative (0 disables the check)"))
-	}
-	if sc.MinAge < 0 {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.min_age must not be negative"))
-	}
-	if sc.RecheckWindow < 0 {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.recheck_window must not be negative (0 holds no suspect)"))
-	}
-	if sc.HeldSuspects < 0 {
-		errs = errors.Join(errs, errors.New("divergence.stale_cache.held_suspects must not be negative (0 holds no suspect)"))
-	}
-	return errs
+	return errors.Join(cfg.BufferConfig.ValidateAt(""), cfg.StagesConfig.ValidateAt(""))
 }

@@ -13,7 +13,11 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/analysis"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
@@ -47,10 +51,10 @@ func TestCreateDefaultConfig(t *testing.T) {
 			RecheckWindow: 2 * time.Minute, HeldSuspects: 10000},
 	}, cfg.Divergence)
 	assert.Equal(t, []string{"tool_name"}, cfg.Completeness.Required)
-	// The defaults reproduce the engine's own defaults exactly.
-	ac := cfg.analysisConfig(nil)
-	assert.Equal(t, def, ac.Recognition)
-	assert.Equal(t, toolspan.FieldToolName, ac.Findings.Required)
+	// The engine is built from the defaults of the packages that use them, as they are.
+	assert.Equal(t, analysis.DefaultConfig(), cfg.AnalysisConfig)
+	assert.Equal(t, def.Recognition, cfg.Recognition)
+	assert.Equal(t, def.ToolErrorValues, cfg.Status.ToolErrorValues)
 }
 
 func TestLoadConfig(t *testing.T) {
@@ -99,10 +103,10 @@ func TestLoadConfig(t *testing.T) {
 		}},
 		{name: "at_bounds", check: func(t *testing.T, cfg *Config) {
 			assert.Equal(t, int64(65536), cfg.MaxBufferedBytes)
-			assert.Equal(t, maxNumShards, cfg.NumShards)
-			assert.Equal(t, DecisionCacheConfig{KeptTraces: maxKeptTraces, KeptBytes: maxKeptBytes, DroppedTraces: maxDroppedTraces}, cfg.DecisionCache)
-			assert.Equal(t, maxRememberedResults, cfg.Divergence.StaleCache.RememberedResults)
-			assert.Equal(t, maxHeldSuspects, cfg.Divergence.StaleCache.HeldSuspects)
+			assert.Equal(t, buffer.MaxNumShards, cfg.NumShards)
+			assert.Equal(t, DecisionCacheConfig{KeptTraces: buffer.MaxKeptTraces, KeptBytes: buffer.MaxKeptBytes, DroppedTraces: buffer.MaxDroppedTraces}, cfg.DecisionCache)
+			assert.Equal(t, stalecache.MaxRememberedResults, cfg.Divergence.StaleCache.RememberedResults)
+			assert.Equal(t, stalecache.MaxHeldSuspects, cfg.Divergence.StaleCache.HeldSuspects)
 		}},
 		{name: "bad_completeness", wantErr: []string{`completeness.required[1] has unknown field "tool_id" (want one of `}},
 		{name: "bad_recognition", wantErr: []string{
@@ -194,16 +198,11 @@ func checkFullConfig(t *testing.T, cfg *Config) {
 		MessageEvents: []string{"my.message"}, DeleteAttributes: []string{"gen_ai.input.messages", "llm.input_messages.*"},
 		KeepPromptText: false, MinValueLength: 12, MaxHuntedValues: 8192,
 	}, cfg.Redaction)
-	assert.Equal(t, 8192, cfg.redactConfig().MaxValues, "the engine hunts as many values as configured")
 
-	ac := cfg.analysisConfig([]byte("k"))
-	assert.Equal(t, 3, ac.StormThreshold)
-	assert.False(t, ac.OverrideOK)
-	assert.Equal(t, []byte("k"), ac.Key)
-	assert.Equal(t, []string{"asset.read", "retrystorm.read.asset"}, ac.Recognition.Sources.ReadAsset, "read_asset_attribute is tried first")
-	assert.Equal(t, "answer.cites", ac.Findings.CitedAssetsAttribute)
-	want := toolspan.FieldRunID | toolspan.FieldCallID | toolspan.FieldAttempt | toolspan.FieldToolName | toolspan.FieldArgsHash | toolspan.FieldStatus
-	assert.Equal(t, want, ac.Findings.Required)
+	assert.Equal(t, "asset.read", cfg.Divergence.ReadAssetAttribute)
+	assert.Equal(t, "answer.cites", cfg.Divergence.CitedAssetsAttribute)
+	// What the engine makes of them (read_asset_attribute tried first, the required fields)
+	// is analysis's and findings' to test: TestConfigAsTheEngineReadsIt, TestNewRules.
 }
 
 func TestToolOverridesAreBounded(t *testing.T) {
@@ -211,8 +210,8 @@ func TestToolOverridesAreBounded(t *testing.T) {
 		tools   int
 		wantErr string
 	}{
-		{tools: maxToolOverrides},
-		{tools: maxToolOverrides + 1, wantErr: "sampling.tools must list at most 10000 tools, got 10001"},
+		{tools: sample.MaxTools},
+		{tools: sample.MaxTools + 1, wantErr: "sampling.tools must list at most 10000 tools, got 10001"},
 	} {
 		tools := make(map[string]any, tt.tools)
 		for i := range tt.tools {

@@ -5,33 +5,14 @@ package retrystormprocessor // import "github.com/retrystorm/retrystorm/processo
 
 import (
 	"context"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
 
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/findings"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
-)
-
-const (
-	defaultDecisionWait      = 30 * time.Second
-	defaultRootGrace         = 2 * time.Second
-	defaultMaxBufferedBytes  = 256 << 20
-	defaultStormThreshold    = 2
-	defaultKeptTraces        = 100_000
-	defaultKeptBytes         = 32 << 20
-	defaultDroppedTraces     = 1_000_000
-	defaultCleanPercent      = 5
-	defaultKeepPercent       = 100
-	defaultRememberedResults = 100_000
-	// defaultRecheckWindow covers a trace decided a whole decision_wait (30s) after the
-	// stale read that copied it, with room for a retried export.
-	defaultRecheckWindow = 2 * time.Minute
-	defaultHeldSuspects  = 10_000
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
 // NewFactory returns the factory of the retry_storm processor.
@@ -40,43 +21,9 @@ func NewFactory() processor.Factory {
 		processor.WithTraces(createTraces, metadata.TracesStability))
 }
 
+// createDefaultConfig is the defaults of the packages that own each block.
 func createDefaultConfig() component.Config {
-	fd := findings.DefaultConfig()
-	return &Config{
-		Buffering:        true,
-		DecisionWait:     defaultDecisionWait,
-		RootGrace:        defaultRootGrace,
-		MaxBufferedBytes: defaultMaxBufferedBytes,
-		StormThreshold:   defaultStormThreshold,
-		DecisionCache:    DecisionCacheConfig{KeptTraces: defaultKeptTraces, KeptBytes: defaultKeptBytes, DroppedTraces: defaultDroppedTraces},
-		Sampling: SamplingConfig{
-			CleanPercent: defaultCleanPercent,
-			KeepPercent: KeepPercentConfig{
-				Storm: defaultKeepPercent, ToolError: defaultKeepPercent, Divergence: defaultKeepPercent,
-				SpanError: defaultKeepPercent, Incomplete: defaultKeepPercent,
-			},
-			TraceStateRandomness: true,
-		},
-		Attributes:  attrsource.Defaults(),
-		Recognition: toolspan.DefaultRecognition(),
-		Status:      StatusConfig{OverrideOK: true, ToolErrorValues: toolspan.DefaultToolErrorValues()},
-		Hashing:     HashingConfig{RedactPayloads: true},
-		Redaction:   defaultRedaction(),
-		Divergence: DivergenceConfig{
-			CaveatAttribute:      fd.CaveatAttribute,
-			CitedAssetsAttribute: fd.CitedAssetsAttribute,
-			ReadAssetAttribute:   attrsource.DefaultReadAsset,
-			StaleCache: StaleCacheConfig{
-				MaxDurationRatio:  fd.StaleCache.MaxDurationRatio,
-				MaxDuration:       fd.StaleCache.MaxDuration,
-				RememberedResults: defaultRememberedResults,
-				MinAge:            fd.StaleCache.MinAge,
-				RecheckWindow:     defaultRecheckWindow,
-				HeldSuspects:      defaultHeldSuspects,
-			},
-		},
-		Completeness: CompletenessConfig{Required: []string{"tool_name"}},
-	}
+	return &Config{Buffering: true, BufferConfig: buffer.DefaultConfig(), StagesConfig: verdict.DefaultStages()}
 }
 
 func createTraces(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {

@@ -2,6 +2,7 @@ package retrystormprocessor
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/fixtures"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
 // fixtureReasons is the reason each fixture is decided for (testdata/traces/README.md):
@@ -64,7 +66,7 @@ func TestPolicyDefaultsAreTheProcessors(t *testing.T) {
 	assert.Equal(t, p.Hashing, cfg.Hashing)
 	assert.Equal(t, p.Divergence, cfg.Divergence)
 	assert.Equal(t, p.Completeness, cfg.Completeness)
-	assert.Equal(t, p.analysisConfig([]byte("k")), cfg.processorConfig().analysisConfig([]byte("k")))
+	assert.Equal(t, p.AnalysisConfig, cfg.AnalysisConfig, "the analysis is configured alike")
 }
 
 // TestLoadPolicyConfig: the policy's keys decode and validate with the processor's error
@@ -133,8 +135,7 @@ func checkAnalysisBlock(t *testing.T, cfg *PolicyConfig) {
 	assert.Equal(t, p.Sampling.KeepPercent, cfg.KeepPercent)
 	assert.Equal(t, p.Hashing, cfg.Hashing)
 	assert.Equal(t, p.Divergence, cfg.Divergence)
-	key := []byte("0123456789abcdef")
-	assert.Equal(t, p.analysisConfig(key), cfg.processorConfig().analysisConfig(key))
+	assert.Equal(t, p.AnalysisConfig, cfg.AnalysisConfig, "the block gives the processor's analysis")
 }
 
 // TestPolicyErrorsAreTheProcessors: a bad value under a shared key gives the processor's
@@ -145,7 +146,7 @@ func TestPolicyErrorsAreTheProcessors(t *testing.T) {
 	policy.KeepPercent.ToolError = 101
 	policy.Status.ToolErrorValues = []string{" "}
 	policy.Divergence.StaleCache.MinAge = -1
-	policy.Divergence.StaleCache.HeldSuspects = maxHeldSuspects + 1
+	policy.Divergence.StaleCache.HeldSuspects = stalecache.MaxHeldSuspects + 1
 	policy.Completeness.Required = []string{"nope"}
 	policy.Hashing.KeyFile, policy.Hashing.KeyEnv = "f", "E"
 	p := createDefaultConfig().(*Config)
@@ -175,7 +176,7 @@ func splitErrors(err error) []string {
 // duplicate for its finding, and the clean one is not kept.
 func TestTraceVerdictOnFixtures(t *testing.T) {
 	v := newTestVerdict(t, NewDefaultPolicyConfig())
-	assert.ElementsMatch(t, fixtures.Names(), sortedKeys(fixtureReasons), "every fixture has an expected reason")
+	assert.ElementsMatch(t, fixtures.Names(), slices.Sorted(maps.Keys(fixtureReasons)), "every fixture has an expected reason")
 	for name, reason := range fixtureReasons {
 		t.Run(name, func(t *testing.T) {
 			td := fixtures.Load(t, name)
@@ -204,7 +205,8 @@ func TestTraceVerdictKeepsWhatTheProcessorKeeps(t *testing.T) {
 		policy := NewDefaultPolicyConfig()
 		policy.KeepPercent = kp
 		v := newTestVerdict(t, policy)
-		cfg := policy.processorConfig()
+		cfg := createDefaultConfig().(*Config)
+		cfg.StagesConfig = policy.stages(kp)
 		cfg.Sampling.CleanPercent = 0
 		// The policy decides on the trace id alone.
 		cfg.Sampling.TraceStateRandomness = false

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
@@ -37,11 +38,12 @@ type TraceVerdict struct {
 	verdicts sync.Pool
 }
 
-// verdictEngine is what every TraceVerdict made from one configuration shares: the
-// verdicts' configuration and the stale-cache memory.
+// verdictEngine is what every TraceVerdict made from one configuration shares: that
+// configuration, the HMAC key and the stale-cache memory.
 type verdictEngine struct {
 	logger *zap.Logger
-	cfg    verdict.Config
+	policy *PolicyConfig
+	key    []byte
 	// memory is the cross-trace result memory of the stale-cache check; nil when
 	// divergence.stale_cache.remembered_results is 0.
 	memory *stalecache.Memory
@@ -57,12 +59,11 @@ func NewTraceVerdict(set component.TelemetrySettings, cfg *PolicyConfig, key []b
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	if key != nil && len(key) < minKeyBytes {
+	if key != nil && len(key) < payload.MinKeyBytes {
 		logger.Warn("hashing key is short; hashes of low-entropy arguments are easier to brute-force",
-			zap.Int("hashing.key.min_bytes", minKeyBytes))
+			zap.Int("hashing.key.min_bytes", payload.MinKeyBytes))
 	}
-	e := &verdictEngine{logger: logger}
-	e.cfg.Analysis = cfg.processorConfig().analysisConfig(key)
+	e := &verdictEngine{logger: logger, policy: cfg, key: key}
 	if n := cfg.Divergence.StaleCache.RememberedResults; n > 0 {
 		// No suspect is held (stalecache.HoldSuspects): a sampler's decision is final, so a
 		// finding found later could not change it.
@@ -74,7 +75,7 @@ func NewTraceVerdict(set component.TelemetrySettings, cfg *PolicyConfig, key []b
 // WithKeepPercent returns a TraceVerdict with other keep rates that shares v's analyzers
 // and stale-cache memory: every policy of one extension sees every trace's results.
 func (v *TraceVerdict) WithKeepPercent(kp KeepPercentConfig) (*TraceVerdict, error) {
-	if err := kp.validate("keep_percent"); err != nil {
+	if err := kp.ValidateAt("keep_percent"); err != nil {
 		return nil, err
 	}
 	return v.engine.withKeepPercent(kp)
@@ -83,17 +84,19 @@ func (v *TraceVerdict) WithKeepPercent(kp KeepPercentConfig) (*TraceVerdict, err
 func (e *verdictEngine) withKeepPercent(kp KeepPercentConfig) (*TraceVerdict, error) {
 	// Clean traces are left to the sampler's other policies: clean_percent 0. The
 	// tracestate is not read (Evaluate passes none): the decision is the trace id's.
-	policy, err := sample.NewPolicy(samplingRates(&SamplingConfig{KeepPercent: kp}))
+	stages := e.policy.stages(kp)
+	policy, err := sample.NewPolicy(stages.Sampling)
 	if err != nil {
 		return nil, fmt.Errorf("build retry_storm policy rates: %w", err)
 	}
+	cfg := verdict.Config{Stages: stages, Key: e.key}
 	shared := verdict.Shared{Policy: policy, Logger: e.logger}
 	if e.memory != nil {
 		// A typed nil in the interface would turn the check on: set only when remembered.
 		shared.Memory = e.memory
 	}
 	v := &TraceVerdict{engine: e}
-	v.verdicts.New = func() any { return verdict.New(e.cfg, shared) }
+	v.verdicts.New = func() any { return verdict.New(cfg, shared) }
 	return v, nil
 }
 

@@ -18,7 +18,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/verdict"
 )
 
@@ -49,60 +49,12 @@ func newRetryStormProcessor(set processor.Settings, cfg *Config, next consumer.T
 		return nil, fmt.Errorf("create retry_storm telemetry: %w", err)
 	}
 	// The store (buffer) holds traces until they are due; the verdicts decide them.
-	verdicts, err := verdict.NewVerdicts(cfg.verdictConfig(), tb, set.Logger)
+	verdicts, err := verdict.NewVerdicts(verdict.Config{Stages: cfg.StagesConfig, Released: !cfg.Buffering}, tb, set.Logger)
 	if err != nil {
 		return nil, err
 	}
-	b := buffer.New(set.Logger, tb, cfg.bufferConfig(), verdicts, next, opts...)
+	b := buffer.New(set.Logger, tb, cfg.BufferConfig, verdicts, next, opts...)
 	return &retryStormProcessor{cfg: cfg, logger: set.Logger, buffer: b, verdicts: verdicts}, nil
-}
-
-// bufferConfig is the store's configuration.
-func (cfg *Config) bufferConfig() buffer.Config {
-	return buffer.Config{
-		DecisionWait:     cfg.DecisionWait,
-		RootGrace:        cfg.RootGrace,
-		MaxBufferedBytes: cfg.MaxBufferedBytes,
-		MaxTraceBytes:    cfg.MaxTraceBytes,
-		NumShards:        cfg.NumShards,
-		KeptTraces:       cfg.DecisionCache.KeptTraces,
-		KeptBytes:        cfg.DecisionCache.KeptBytes,
-		DroppedTraces:    cfg.DecisionCache.DroppedTraces,
-		ClientInputs:     cfg.clientInputKeys(),
-	}
-}
-
-// verdictConfig is the verdicts' configuration; the HMAC key is given at start.
-func (cfg *Config) verdictConfig() verdict.Config {
-	sc := cfg.Divergence.StaleCache
-	return verdict.Config{
-		Sampling:       samplingRates(&cfg.Sampling),
-		RedactPayloads: cfg.Hashing.RedactPayloads,
-		Analysis:       cfg.analysisConfig(nil),
-		Redaction:      cfg.redactConfig(),
-		StaleCache: verdict.StaleCacheConfig{
-			RememberedResults: sc.RememberedResults, MinAge: sc.MinAge,
-			RecheckWindow: sc.RecheckWindow, HeldSuspects: sc.HeldSuspects,
-		},
-		Released: !cfg.Buffering,
-	}
-}
-
-func samplingRates(s *SamplingConfig) sample.Rates {
-	r := sample.Rates{
-		Clean: s.CleanPercent,
-		Keep: map[sample.Reason]float64{
-			sample.ReasonStorm: s.KeepPercent.Storm, sample.ReasonToolError: s.KeepPercent.ToolError,
-			sample.ReasonDivergence: s.KeepPercent.Divergence, sample.ReasonSpanError: s.KeepPercent.SpanError,
-			sample.ReasonIncomplete: s.KeepPercent.Incomplete,
-		},
-		Tools:                      make(map[string]float64, len(s.Tools)),
-		IgnoreTraceStateRandomness: !s.TraceStateRandomness,
-	}
-	for tool, tc := range s.Tools {
-		r.Tools[tool] = tc.CleanPercent
-	}
-	return r
 }
 
 func (p *retryStormProcessor) Capabilities() consumer.Capabilities {
@@ -118,13 +70,13 @@ func (p *retryStormProcessor) Start(_ context.Context, host component.Host) erro
 			p.verdicts.UseMemory(m.m)
 		}
 	}
-	key, err := readKey(p.cfg.Hashing)
+	key, err := p.cfg.Hashing.ReadKey()
 	if err != nil {
 		return fmt.Errorf("start retry_storm: %w", err)
 	}
-	if key != nil && len(key) < minKeyBytes {
+	if key != nil && len(key) < payload.MinKeyBytes {
 		p.logger.Warn("hashing key is short; hashes of low-entropy arguments are easier to brute-force",
-			zap.Int("hashing.key.min_bytes", minKeyBytes))
+			zap.Int("hashing.key.min_bytes", payload.MinKeyBytes))
 	}
 	if err := p.buffer.Start(key); err != nil {
 		return err

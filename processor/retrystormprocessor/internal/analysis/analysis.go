@@ -17,28 +17,6 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
-// Config is what an analysis needs.
-type Config struct {
-	Recognition toolspan.Config
-	// StormThreshold is the number of tries at one layer that makes a storm.
-	StormThreshold int
-	Findings       findings.Config
-	// OverrideOK lets an isError result turn an explicit OK status into ERROR.
-	OverrideOK bool
-	// Key is the HMAC-SHA256 key; empty means plain SHA-256.
-	Key []byte
-}
-
-// DefaultConfig returns the processor's documented defaults (README, "Configuration").
-func DefaultConfig() Config {
-	return Config{
-		Recognition:    toolspan.DefaultConfig(),
-		StormThreshold: 2,
-		OverrideOK:     true,
-		Findings:       findings.DefaultConfig(),
-	}
-}
-
 // Signals are the trace-level facts sampling decides on.
 type Signals struct {
 	Storm      bool
@@ -131,8 +109,10 @@ type Trace struct {
 // the result memory it is given may be shared.
 type Analyzer struct {
 	cfg Config
-	x   *toolspan.Extractor
-	mem findings.ResultMemory
+	// rules are cfg's divergence and completeness in the checks' terms.
+	rules findings.Rules
+	x     *toolspan.Extractor
+	mem   findings.ResultMemory
 	// scratch is Triage's reusable working space, spare a tree it may reuse.
 	scratch triageScratch
 	spare   *grouping.Tree
@@ -142,14 +122,15 @@ type Analyzer struct {
 	reader *conversation.Reader
 }
 
-// New returns an Analyzer. mem is the bounded cross-trace memory of the stale-cache check;
-// nil disables that check.
-func New(cfg Config, mem findings.ResultMemory) *Analyzer {
-	if cfg.StormThreshold < 1 {
-		cfg.StormThreshold = 2
+// New returns an Analyzer of a validated cfg. key is the HMAC-SHA256 key of the payload
+// hashes (empty: plain SHA-256). mem is the bounded cross-trace memory of the stale-cache
+// check; nil disables that check.
+func New(cfg Config, key []byte, mem findings.ResultMemory) *Analyzer {
+	x := toolspan.NewExtractor(cfg.toolConfig(), key, cfg.Status.OverrideOK)
+	return &Analyzer{
+		cfg: cfg, rules: findings.NewRules(cfg.Divergence, cfg.Completeness), x: x, mem: mem,
+		scratch: newTriageScratch(), isAgent: x.IsAgentSpan, reader: conversation.NewReader(),
 	}
-	x := toolspan.NewExtractor(cfg.Recognition, cfg.Key, cfg.OverrideOK)
-	return &Analyzer{cfg: cfg, x: x, mem: mem, scratch: newTriageScratch(), isAgent: x.IsAgentSpan, reader: conversation.NewReader()}
 }
 
 // Analyze analyses td, which holds the spans of one trace. It never modifies td.
@@ -196,7 +177,7 @@ func (an *Analyzer) AnalyzeTree(t *grouping.Tree) *Trace {
 			out.Resolved = append(out.Resolved, findings.RememberResults(gu, an.mem, out.TraceID)...)
 		}
 	}
-	traceLevel := findings.UnbackedCitations(&an.cfg.Findings, t, reads)
+	traceLevel := findings.UnbackedCitations(&an.rules, t, reads)
 	out.Findings = append(out.Findings, traceLevel...)
 	out.FindingRecords = an.findingRecords(t, out.TraceID, traceLevel)
 	an.signals(out)

@@ -38,7 +38,7 @@ func attemptRecordTrace() *traceBuilder {
 }
 
 func TestAttemptRecordExampleTimeline(t *testing.T) {
-	tr := New(DefaultConfig(), nil).Analyze(attemptRecordTrace().Traces)
+	tr := New(DefaultConfig(), nil, nil).Analyze(attemptRecordTrace().Traces)
 	require.Len(t, tr.Units, 1)
 	u := tr.Units[0]
 	require.NotNil(t, u.Record)

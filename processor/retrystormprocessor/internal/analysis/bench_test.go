@@ -44,7 +44,7 @@ func agentTrace(n byte) *traceBuilder {
 
 func BenchmarkAnalyzeAgentTrace(b *testing.B) {
 	tb := agentTrace(1)
-	an := New(DefaultConfig(), stalecache.New(100000))
+	an := New(DefaultConfig(), nil, stalecache.New(100000))
 	spans := tb.Traces.SpanCount()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/classify"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/toolspan"
 )
 
 func allKinds(tr *Trace) []string {
@@ -54,7 +53,7 @@ func TestResultDrift(t *testing.T) {
 
 func TestStaleCacheSuspect(t *testing.T) {
 	mem := stalecache.New(100)
-	an := New(DefaultConfig(), mem)
+	an := New(DefaultConfig(), nil, mem)
 	result := attr("gen_ai.tool.call.result", `{"fresh":"2026-11-28"}`)
 
 	warm := newTrace(12)
@@ -80,7 +79,7 @@ func TestStaleCacheSuspect(t *testing.T) {
 	root := b.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 	b.span("execute_tool freshness", root, 10, 410, genaiTool("freshness", "c1", `{"t":"gold"}`, errored)...)
 	b.span("execute_tool freshness", root, 420, 421, genaiTool("freshness", "c1", `{"t":"gold"}`, result)...)
-	assert.NotContains(t, allKinds(New(DefaultConfig(), fresh).Analyze(b.Traces)), "stale_cache_suspect", "near miss: result never seen before")
+	assert.NotContains(t, allKinds(New(DefaultConfig(), nil, fresh).Analyze(b.Traces)), "stale_cache_suspect", "near miss: result never seen before")
 }
 
 // TestStaleSuspectAnalysedBeforeItsOriginal: analysed first, the stale read is a suspect
@@ -89,8 +88,8 @@ func TestStaleCacheSuspect(t *testing.T) {
 // no suspect.
 func TestStaleSuspectAnalysedBeforeItsOriginal(t *testing.T) {
 	mem := stalecache.New(100)
-	mem.HoldSuspects(stalecache.Holding{MinAge: time.Minute, Window: time.Minute, Max: 10, Now: time.Now})
-	an := New(DefaultConfig(), mem)
+	mem.HoldSuspects(stalecache.Config{MinAge: time.Minute, RecheckWindow: time.Minute, HeldSuspects: 10}, time.Now)
+	an := New(DefaultConfig(), nil, mem)
 	result := attr("gen_ai.tool.call.result", `{"fresh":"2026-11-28"}`)
 	stale := func(traceByte byte, fastMS int64) *Trace {
 		b := newTrace(traceByte)
@@ -256,9 +255,9 @@ func TestIncompleteRecord(t *testing.T) {
 	assert.NotContains(t, allKinds(analyze(t, near)), "incomplete_record")
 
 	cfg := DefaultConfig()
-	cfg.Findings.Required |= toolspan.FieldRunID // run_id required, as a gate for the per-attempt record sets it
+	cfg.Completeness.Required = append(cfg.Completeness.Required, "run_id") // run_id required, as a gate for the per-attempt record sets it
 	gate := newTrace(26)
 	gr := gate.span("invoke_agent a", noParent, 0, 900, agentSpan("a")...)
 	gate.span("execute_tool q", gr, 10, 90, genaiTool("q", "c1", `{}`)...)
-	assert.Contains(t, allKinds(New(cfg, nil).Analyze(gate.Traces)), "incomplete_record", "a required field is missing")
+	assert.Contains(t, allKinds(New(cfg, nil, nil).Analyze(gate.Traces)), "incomplete_record", "a required field is missing")
 }

@@ -53,7 +53,7 @@ func TestFixturesOfEveryInputShape(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			tr := New(DefaultConfig(), nil).Analyze(fixtures.Load(t, c.file))
+			tr := New(DefaultConfig(), nil, nil).Analyze(fixtures.Load(t, c.file))
 			assert.Equal(t, c.calls, tr.Calls, "logical calls")
 			assert.Equal(t, c.degraded, tr.DegradedCalls, "fallback-keyed calls")
 			var got []*stormrecord.Record
@@ -96,7 +96,7 @@ func deref(s *string) string {
 
 // What real SDKs do that the analysis must survive (testdata/README.md), each on its fixture.
 func TestRealSDKBehaviours(t *testing.T) {
-	an := New(DefaultConfig(), nil)
+	an := New(DefaultConfig(), nil, nil)
 	t.Run("unset and ok successes are both ok", func(t *testing.T) {
 		unset := an.Analyze(fixtures.Load(t, "vercel_v6.json"))
 		ok := an.Analyze(fixtures.Load(t, "mastra.json"))

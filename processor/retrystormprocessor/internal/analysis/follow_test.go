@@ -51,7 +51,7 @@ func unknownFramework(b *traceBuilder, withLookupSpan bool) {
 func TestFollowingTheModelFindsAnUnknownFrameworksCalls(t *testing.T) {
 	b := newTrace(71)
 	unknownFramework(b, true)
-	an := New(DefaultConfig(), stalecache.New(100))
+	an := New(DefaultConfig(), nil, stalecache.New(100))
 	tr := an.Analyze(b.Traces)
 	var calls []string
 	for _, u := range tr.Units {
@@ -84,7 +84,7 @@ func TestFollowingTheModelFindsAnUnknownFrameworksCalls(t *testing.T) {
 func TestFollowingCountsWhatItCannotSee(t *testing.T) {
 	b := newTrace(72)
 	unknownFramework(b, false) // lookup_customer ran in no span
-	an := New(DefaultConfig(), nil)
+	an := New(DefaultConfig(), nil, nil)
 	tr := an.Analyze(b.Traces)
 	assert.Equal(t, map[UnseenKey]int{{Reason: UnseenUnanswered, Scope: ""}: 1}, tr.Unseen)
 
@@ -105,7 +105,7 @@ func TestFollowingCompletesRecognisedAttempts(t *testing.T) {
 	b.span("chat", root, 1, 5, attr("gen_ai.output.messages", anthropicUse("t9", "charge_card", `{"card":"5500"}`)))
 	b.span("execute_tool charge_card", root, 6, 9, attr("gen_ai.operation.name", "execute_tool"))
 	b.span("chat", root, 10, 15, attr("gen_ai.input.messages", `[`+anthropicResult("t9", "declined", true)+`]`))
-	tr := New(DefaultConfig(), nil).Analyze(b.Traces)
+	tr := New(DefaultConfig(), nil, nil).Analyze(b.Traces)
 	require.Len(t, tr.Units, 1)
 	a := tr.Units[0].Last()
 	assert.Equal(t, "t9", a.CallID)
@@ -121,7 +121,7 @@ func TestFollowingTheModelCanBeTurnedOff(t *testing.T) {
 	unknownFramework(b, true)
 	cfg := DefaultConfig()
 	cfg.Recognition.FollowModel.Enabled = false
-	an := New(cfg, nil)
+	an := New(cfg, nil, nil)
 	tr := an.Analyze(b.Traces)
 	assert.Zero(t, tr.ToolAttempts)
 	assert.Empty(t, tr.Unseen)
@@ -135,7 +135,7 @@ func TestHandoffsAreNoToolCalls(t *testing.T) {
 	root := b.span("Agent workflow", pcommon.SpanID{}, 0, 100, attr("openinference.span.kind", "AGENT"))
 	b.span("response", root, 1, 5, attr("output.value", `[{"type":"function_call","call_id":"h1","name":"transfer_to_payments","arguments":"{}"}]`))
 	b.span("handoff to Payments", root, 6, 7, attr("openinference.span.kind", "TOOL"), attr("input.value", "Triage agent name long"))
-	tr := New(DefaultConfig(), nil).Analyze(b.Traces)
+	tr := New(DefaultConfig(), nil, nil).Analyze(b.Traces)
 	assert.Zero(t, tr.ToolAttempts)
 	assert.Empty(t, tr.Unseen)
 }
@@ -148,7 +148,7 @@ func TestTheServerSideOfACallIsPartOfItsAttempt(t *testing.T) {
 	client := b.span("MCP send tools/call charge_card", root, 1, 50, attr("mcp.method.name", "tools/call"), kind(ptrace.SpanKindClient))
 	b.span("tools/call charge_card", client, 2, 40, attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "charge_card"),
 		kind(ptrace.SpanKindServer), attr("error.type", "tool_error"), errored)
-	tr := New(DefaultConfig(), nil).Analyze(b.Traces)
+	tr := New(DefaultConfig(), nil, nil).Analyze(b.Traces)
 	require.Equal(t, 1, tr.ToolAttempts)
 	a := tr.Units[0].Last()
 	assert.Equal(t, "MCP send tools/call charge_card", a.Span.Name())
@@ -167,7 +167,7 @@ func TestTurnsOfOneAgentAreOneRun(t *testing.T) {
 	b.span("charge_card", turn1, 2, 5, attr("openinference.span.kind", "TOOL"), attr("tool.name", "charge_card"), attr("input.value", `{"card":"1"}`), errored)
 	turn2 := b.span("proxy.generate_reply", root, 21, 40, attr("openinference.span.kind", "AGENT"))
 	b.span("charge_card", turn2, 22, 25, attr("openinference.span.kind", "TOOL"), attr("tool.name", "charge_card"), attr("input.value", `{"card":"2"}`), attr("output.value", "ok"))
-	tr := New(DefaultConfig(), nil).Analyze(b.Traces)
+	tr := New(DefaultConfig(), nil, nil).Analyze(b.Traces)
 	for _, f := range tr.Findings {
 		assert.NotEqual(t, "unrecovered_failure", string(f.Kind), "the next turn recovered the call")
 	}
@@ -181,7 +181,7 @@ func TestAFollowedFailureNamingATimeoutIsATimeout(t *testing.T) {
 	b.span("chat", root, 1, 5, attr("gen_ai.output.messages", anthropicUse("t1", "fetch_rates", `{"ccy":"EUR"}`)))
 	b.span("execute_tool fetch_rates", root, 6, 9, attr("gen_ai.operation.name", "execute_tool"))
 	b.span("chat", root, 10, 15, attr("gen_ai.input.messages", `[`+anthropicResult("t1", "upstream timed out after 30s", true)+`]`))
-	tr := New(DefaultConfig(), nil).Analyze(b.Traces)
+	tr := New(DefaultConfig(), nil, nil).Analyze(b.Traces)
 	require.Len(t, tr.Units, 1)
 	assert.Equal(t, "timeout", tr.Units[0].Last().Status.String())
 }
@@ -195,7 +195,7 @@ func TestTheResponseBelongsToTheLastExecution(t *testing.T) {
 	b.span("step:charge_card", root, 21, 30, errored)
 	b.span("step:charge_card", root, 31, 40)
 	b.span("llm call", root, 41, 50, attr("fw.llm.request", `[`+anthropicResult("t1", "ch_8812KqPl", false)+`]`))
-	tr := New(DefaultConfig(), nil).Analyze(b.Traces)
+	tr := New(DefaultConfig(), nil, nil).Analyze(b.Traces)
 	require.Len(t, tr.Units, 1)
 	attempts := tr.Units[0].Attempts()
 	require.Len(t, attempts, 2, "one call, retried by the framework")

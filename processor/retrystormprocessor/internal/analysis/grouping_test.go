@@ -17,7 +17,7 @@ var noParent pcommon.SpanID
 
 func analyze(t *testing.T, b *traceBuilder) *Trace {
 	t.Helper()
-	return New(DefaultConfig(), nil).Analyze(b.Traces)
+	return New(DefaultConfig(), nil, nil).Analyze(b.Traces)
 }
 
 func onlyUnit(t *testing.T, tr *Trace) *Unit {

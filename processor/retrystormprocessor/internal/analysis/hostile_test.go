@@ -69,7 +69,7 @@ func TestHostileAttributeValues(t *testing.T) {
 }
 
 func TestEmptyAndToolFreeTraces(t *testing.T) {
-	tr := New(DefaultConfig(), nil).Analyze(ptrace.NewTraces())
+	tr := New(DefaultConfig(), nil, nil).Analyze(ptrace.NewTraces())
 	assert.Empty(t, tr.Units)
 	assert.True(t, tr.Signals.Clean())
 
@@ -102,7 +102,7 @@ func FuzzAnalyze(f *testing.F) {
 		if parentSel%3 == 0 {
 			b.Spans.At(0).SetParentSpanID(ids[len(ids)-1])
 		}
-		an := New(DefaultConfig(), nil)
+		an := New(DefaultConfig(), nil, nil)
 		tr := an.Analyze(b.Traces)
 		if q := an.Triage(b.Traces); q.Clean && !tr.Signals.Clean() {
 			t.Fatalf("triage proved clean a trace analysis found %+v", tr.Signals)

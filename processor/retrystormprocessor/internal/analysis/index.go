@@ -48,7 +48,7 @@ const (
 // status and attributes do.
 func (an *Analyzer) Arrival(span ptrace.Span) grouping.Arrival {
 	m := markKnown
-	tool, cites := an.x.Recognize(span, an.cfg.Findings.CitedAssetsAttribute)
+	tool, cites := an.x.Recognize(span, an.rules.CitedAssetsAttribute)
 	if tool {
 		m |= markTool
 	}

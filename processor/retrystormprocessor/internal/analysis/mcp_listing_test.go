@@ -38,9 +38,9 @@ func TestMCPToolListingsAreNotAttempts(t *testing.T) {
 	without.Recognition.NotToolSpans = nil
 	again := ptrace.NewTraces()
 	td.CopyTo(again)
-	assert.True(t, New(without, stalecache.New(100)).Analyze(again).Signals.Storm, "with not_tool_spans empty the listings no longer storm: the test shows nothing")
+	assert.True(t, New(without, nil, stalecache.New(100)).Analyze(again).Signals.Storm, "with not_tool_spans empty the listings no longer storm: the test shows nothing")
 
-	tr := New(DefaultConfig(), stalecache.New(100)).Analyze(td)
+	tr := New(DefaultConfig(), nil, stalecache.New(100)).Analyze(td)
 	var tools []string
 	for _, u := range tr.Units {
 		assert.NotEmpty(t, u.Last().ToolName, "a unit without a tool name")

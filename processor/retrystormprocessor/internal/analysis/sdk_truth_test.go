@@ -33,7 +33,7 @@ func TestRealSDKCapturesMatchTheirGroundTruth(t *testing.T) {
 			for _, r := range requests {
 				r.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 			}
-			an := New(DefaultConfig(), stalecache.New(100))
+			an := New(DefaultConfig(), nil, stalecache.New(100))
 			got := an.Analyze(td)
 			units, err := truth.Units(want)
 			require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestRealSDKCapturesMatchTheirGroundTruth(t *testing.T) {
 			matchUnits(t, got, units)
 			reason := reasonOf(got.Signals)
 			assert.Equal(t, want.SamplingReason(units), reason, "sampling reason")
-			if q := New(DefaultConfig(), stalecache.New(100)).Triage(td); q.Clean {
+			if q := New(DefaultConfig(), nil, stalecache.New(100)).Triage(td); q.Clean {
 				assert.Equal(t, "clean", reason, "triage called a %s trace clean", reason)
 			}
 		})

@@ -88,7 +88,7 @@ func TestTriageCountsClampedTimestamps(t *testing.T) {
 	b := newTrace(41)
 	root := b.span("invoke_agent a", noParent, 0, 100, agentSpan("a")...)
 	b.span("execute_tool search", root, 0, 0, genaiTool("search", "call_1", `{"q":"x"}`, okay, times(pastInt64Nanos, maxUint64Nanos))...)
-	an := New(DefaultConfig(), stalecache.New(100))
+	an := New(DefaultConfig(), nil, stalecache.New(100))
 	q := an.Triage(b.Traces)
 	require.True(t, q.Clean, string(q.stop))
 	assert.Equal(t, 1, q.ClampedStarts)
@@ -121,12 +121,12 @@ func TestStaleCacheAgeOnClampedTimes(t *testing.T) {
 	}
 	normal := pcommon.NewTimestampFromTime(time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC))
 
-	an := New(DefaultConfig(), stalecache.New(100))
+	an := New(DefaultConfig(), nil, stalecache.New(100))
 	require.Empty(t, an.Analyze(warmAt(42, normal).Traces).Findings)
 	late := an.Analyze(stormWith(43, times(maxUint64Nanos-1e6, maxUint64Nanos)).Traces)
 	assert.Contains(t, allKinds(late), "stale_cache_suspect", "2262 is long after 2026")
 
-	an = New(DefaultConfig(), stalecache.New(100))
+	an = New(DefaultConfig(), nil, stalecache.New(100))
 	require.Empty(t, an.Analyze(warmAt(44, pastInt64Nanos).Traces).Findings)
 	early := an.Analyze(stormWith(45, times(normal, normal+1e6)).Traces)
 	assert.NotContains(t, allKinds(early), "stale_cache_suspect", "a result first seen in 2262 is not older than 2026")

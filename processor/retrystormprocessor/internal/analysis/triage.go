@@ -93,7 +93,7 @@ const hashedFields = toolspan.FieldArgsHash | toolspan.FieldResultHash | toolspa
 // Triageable reports whether the configuration lets a glance prove a trace clean: with a
 // storm threshold of one every call is a storm, and a required hash field needs the hash.
 func (an *Analyzer) Triageable() bool {
-	return an.cfg.StormThreshold >= 2 && an.cfg.Findings.Required&hashedFields == 0
+	return an.cfg.StormThreshold >= 2 && an.rules.Required&hashedFields == 0
 }
 
 // Triage looks at td the cheap way. It proves a trace clean only under conditions that
@@ -210,7 +210,7 @@ func (an *Analyzer) triageSteps(q *IndexedTrace, st *triageSpans) triageStop {
 // recognizeSpans marks the tool spans and stops at a span in status ERROR; cites says a
 // span carries the cited-assets attribute.
 func (an *Analyzer) recognizeSpans(t *grouping.Tree, isTool []bool) (cites bool, stop triageStop) {
-	also := an.cfg.Findings.CitedAssetsAttribute
+	also := an.rules.CitedAssetsAttribute
 	for i := range t.Nodes {
 		if spanError(&t.Nodes[i]) {
 			return cites, stopErrorSpan
@@ -241,7 +241,7 @@ func countToolKids(t *grouping.Tree, st *triageSpans) triageStop {
 // must be surely ok and complete, a first attempt, and no two external side effects may
 // share an idempotency key. It collects the attempts and their result fingerprints.
 func (an *Analyzer) glanceAttempts(t *grouping.Tree, st *triageSpans) triageStop {
-	required := an.cfg.Findings.Required
+	required := an.rules.Required
 	idems := an.scratch.idems
 	clear(idems)
 	var hashedIdem, rawIdem bool
@@ -324,7 +324,7 @@ func (an *Analyzer) unbacked(t *grouping.Tree) bool {
 	for i := range t.Nodes {
 		reads.Add(an.x.ReadAsset(t.Nodes[i].Span), true)
 	}
-	return len(findings.UnbackedCitations(&an.cfg.Findings, t, reads)) > 0
+	return len(findings.UnbackedCitations(&an.rules, t, reads)) > 0
 }
 
 // fewSends reports that no attempt has storm_threshold or more HTTP sends below it. A send

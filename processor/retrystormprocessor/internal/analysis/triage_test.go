@@ -67,7 +67,7 @@ func checkTriage(t *testing.T, an *Analyzer, td ptrace.Traces, label string) (pr
 // names) are left out of that share: their calls are found by the full reading only, so
 // triage proves none of them clean.
 func TestTriageNeverClearsASignal(t *testing.T) {
-	an := New(DefaultConfig(), nil)
+	an := New(DefaultConfig(), nil, nil)
 	for _, name := range fixtures.Names() {
 		proved, clean := checkTriage(t, an, fixtures.Load(t, name), name)
 		if name == "vercel_v6.json" {
@@ -129,14 +129,14 @@ func TestArrivalsChangeNothing(t *testing.T) {
 	for i := range traces {
 		tds = append(tds, agenttraffic.TraceToPdata(&traces[i]))
 	}
-	plain, marked := New(DefaultConfig(), nil), New(DefaultConfig(), nil)
+	plain, marked := New(DefaultConfig(), nil, nil), New(DefaultConfig(), nil, nil)
 	tools, cites, sends, errs := 0, 0, 0, 0
 	for i, td := range tds {
 		var arrivals []grouping.Arrival
 		for _, span := range tracespans.All(td) {
 			a := marked.Arrival(span)
 			m := a.Mark
-			tool, has := plain.x.Recognize(span, plain.cfg.Findings.CitedAssetsAttribute)
+			tool, has := plain.x.Recognize(span, plain.rules.CitedAssetsAttribute)
 			require.Equal(t, tool, m&markTool != 0)
 			require.Equal(t, has, m&markCites != 0)
 			require.Equal(t, toolspan.IsTransport(span), m&markTransport != 0)
@@ -191,7 +191,7 @@ func TestTriageStopsAtEachRule(t *testing.T) {
 		b.span("execute_tool get_time", root, 210, 300, genaiTool("get_time", "call_2", `{"tz":"CET"}`)...)
 		return b
 	}
-	an := New(DefaultConfig(), nil)
+	an := New(DefaultConfig(), nil, nil)
 	q := an.Triage(base().Traces)
 	require.True(t, q.Clean, "the base trace, an isError: false result included, is proved clean")
 	assert.Equal(t, 2, q.ToolAttempts)
@@ -279,7 +279,7 @@ func spanIDOf(b *traceBuilder, i int) [8]byte { return b.Spans.At(i).SpanID() }
 // skipped for the next result source by both paths, so both remember the same result.
 func TestRememberCleanTakesTheSourceAnalysisTakes(t *testing.T) {
 	mem := stalecache.New(100)
-	an := New(DefaultConfig(), mem)
+	an := New(DefaultConfig(), nil, mem)
 	b := newTrace(97)
 	root := b.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	b.span("execute_tool quote", root, 10, 200, genaiTool("quote", "c1", `{"sku":1}`,
@@ -296,7 +296,7 @@ func TestRememberCleanTakesTheSourceAnalysisTakes(t *testing.T) {
 // counts as the earlier trace whose result a stale cache serves.
 func TestRememberCleanFeedsTheStaleCacheCheck(t *testing.T) {
 	mem := stalecache.New(100)
-	an := New(DefaultConfig(), mem)
+	an := New(DefaultConfig(), nil, mem)
 	b := newTrace(93)
 	root := b.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	b.span("execute_tool quote", root, 10, 200, genaiTool("quote", "c1", `{"sku":1}`, attr("gen_ai.tool.call.result", `{"price":10}`))...)
@@ -333,7 +333,7 @@ func BenchmarkTriageOutOfCache(b *testing.B) {
 	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 5})
 	require.NoError(b, err)
 	traces := gen.Generate(6000)
-	an := New(DefaultConfig(), stalecache.New(100000))
+	an := New(DefaultConfig(), nil, stalecache.New(100000))
 	type held struct {
 		td       ptrace.Traces
 		arrivals []grouping.Arrival
@@ -397,7 +397,7 @@ func benchmarkTraffic(b *testing.B, shapes []agenttraffic.Shape, each func(*Anal
 		tds[i] = agenttraffic.TraceToPdata(&traces[i])
 		spans += tds[i].SpanCount()
 	}
-	an := New(DefaultConfig(), stalecache.New(100000))
+	an := New(DefaultConfig(), nil, stalecache.New(100000))
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
@@ -457,7 +457,7 @@ func FuzzTriageNeverClearsASignal(f *testing.F) {
 				b.span("POST", ids[len(ids)-1], int64(11+i*20), int64(12+i*20), kind(ptrace.SpanKindClient), attr("http.request.method", "POST"))
 			}
 		}
-		an := New(DefaultConfig(), nil)
+		an := New(DefaultConfig(), nil, nil)
 		tr := an.Analyze(b.Traces)
 		if q := an.Triage(b.Traces); q.Clean && !tr.Signals.Clean() {
 			t.Fatalf("triage proved clean a trace analysis found %+v (findings %v)", tr.Signals, tr.Findings)
@@ -478,7 +478,7 @@ func BenchmarkAnalyzeAgentTraffic(b *testing.B) {
 // TestRecycleLetsAHugeTraceGo: the spare tree and scratch of an analyzer do not keep the
 // size of the largest trace they saw.
 func TestRecycleLetsAHugeTraceGo(t *testing.T) {
-	an := New(DefaultConfig(), nil)
+	an := New(DefaultConfig(), nil, nil)
 	big := newTrace(98)
 	root := big.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	for i := range maxReusedSpans + 1 {
@@ -501,7 +501,7 @@ func TestRecycleLetsAHugeTraceGo(t *testing.T) {
 // spare tree and the fingerprints scratch) before the settled trace is remembered must not change it.
 func TestSettledSurvivesLaterTriages(t *testing.T) {
 	mem := stalecache.New(100)
-	an := New(DefaultConfig(), mem)
+	an := New(DefaultConfig(), nil, mem)
 	a := newTrace(91)
 	ra := a.span("invoke_agent a", noParent, 0, 1000, agentSpan("a")...)
 	a.span("execute_tool quote", ra, 10, 200, genaiTool("quote", "c1", `{"sku":1}`, attr("gen_ai.tool.call.result", `{"price":10}`))...)
@@ -520,7 +520,7 @@ func TestSettledSurvivesLaterTriages(t *testing.T) {
 	an.RememberClean(st)
 	assert.Equal(t, []string{"quote"}, st.Tools)
 	require.Equal(t, 1, mem.Len())
-	plain := New(DefaultConfig(), nil) // fingerprints without remembering
+	plain := New(DefaultConfig(), nil, nil) // fingerprints without remembering
 	at, trace, ok := mem.Recall(plain.Analyze(a.Traces).Units[0].Last().ResultFingerprint)
 	require.True(t, ok, "a's own result, not the one b's triage left in the scratch")
 	assert.Equal(t, a.TraceID, trace)

@@ -18,7 +18,7 @@ import (
 func TestGeneratedTrafficMatchesGroundTruth(t *testing.T) {
 	gen, err := agenttraffic.NewGenerator(agenttraffic.Config{Seed: 7, EveryScenario: true, Scenarios: agenttraffic.DefaultScenarioWeights()})
 	require.NoError(t, err)
-	an := New(DefaultConfig(), stalecache.New(1000))
+	an := New(DefaultConfig(), nil, stalecache.New(1000))
 	traces := gen.Generate(400)
 	for i := range traces {
 		tr := &traces[i]
@@ -41,7 +41,7 @@ func TestEveryScenarioShapeMatchesGroundTruth(t *testing.T) {
 				continue
 			}
 			shapes++
-			an := New(DefaultConfig(), stalecache.New(1000))
+			an := New(DefaultConfig(), nil, stalecache.New(1000))
 			traces := gen.Generate(3)
 			for i := range traces {
 				tr := &traces[i]

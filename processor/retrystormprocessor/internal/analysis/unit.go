@@ -48,7 +48,7 @@ func (an *Analyzer) unit(t *grouping.Tree, gu *grouping.Unit, traceID pcommon.Tr
 			u.Class = classify.Of(tries)
 		}
 	}
-	u.Findings, u.Suspects, u.Incomplete = findings.Unit(&an.cfg.Findings, t, gu, an.mem, traceID)
+	u.Findings, u.Suspects, u.Incomplete = findings.Unit(&an.rules, t, gu, an.mem, traceID)
 	return u
 }
 

@@ -36,7 +36,7 @@ func str(t *testing.T, m pcommon.Map, k string) string {
 
 func TestApplyRemapsAndAnnotates(t *testing.T) {
 	td := fixtures.Load(t, "logfire_mcp.json")
-	tr := analysis.New(analysis.DefaultConfig(), nil).Analyze(td)
+	tr := analysis.New(analysis.DefaultConfig(), nil, nil).Analyze(td)
 	st := Apply(tr, Options{Reason: "storm", Redact: true})
 	assert.Equal(t, 1, st.Remapped)
 
@@ -77,7 +77,7 @@ func TestApplyRemapsAndAnnotates(t *testing.T) {
 
 func TestApplyWithoutRedactionKeepsPayloadAndResultText(t *testing.T) {
 	td := fixtures.Load(t, "logfire_mcp.json")
-	tr := analysis.New(analysis.DefaultConfig(), nil).Analyze(td)
+	tr := analysis.New(analysis.DefaultConfig(), nil, nil).Analyze(td)
 	Apply(tr, Options{Reason: "storm"})
 	for _, s := range spansByName(td, "MCP request: tools/call lookup_order") {
 		_, ok := s.Attributes().Get("request")
@@ -90,7 +90,7 @@ func TestApplyWithoutRedactionKeepsPayloadAndResultText(t *testing.T) {
 
 func TestFindingEventsAndKeptErrorType(t *testing.T) {
 	td := fixtures.Load(t, "openinference.json")
-	tr := analysis.New(analysis.DefaultConfig(), nil).Analyze(td)
+	tr := analysis.New(analysis.DefaultConfig(), nil, nil).Analyze(td)
 	Apply(tr, Options{Reason: "storm", Redact: true})
 	var events []ptrace.SpanEvent
 	for _, s := range tracespans.All(td) {
@@ -139,7 +139,7 @@ func TestFindingRecordOnTheAnswerSpan(t *testing.T) {
 	read.SetParentSpanID(answer.SpanID())
 	read.Attributes().PutStr("retrystorm.read.asset", "kb/shipping")
 
-	tr := analysis.New(analysis.DefaultConfig(), nil).Analyze(td)
+	tr := analysis.New(analysis.DefaultConfig(), nil, nil).Analyze(td)
 	Apply(tr, Options{Reason: "divergence", Redact: true})
 
 	var rec stormrecord.FindingRecord

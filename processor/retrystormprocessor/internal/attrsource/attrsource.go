@@ -112,9 +112,11 @@ func (l *Lists) byKey() map[string][]string {
 // Named is every list by its configuration key (call_id, arguments, …).
 func (l *Lists) Named() map[string][]string { return l.byKey() }
 
-// ValidateKeys reports every entry that names no attribute, as parent.list[i], lists in
-// the order of their keys. It is not Validate: confmap would call that a second time.
-func (l *Lists) ValidateKeys(parent string) error {
+// ValidateAt checks the block found at key (attributes): it reports every entry that names
+// no attribute, as key.list[i], lists in the order of their keys. It is not Validate, as
+// with every block: confmap would call that too, and put the path before errors that name
+// it.
+func (l *Lists) ValidateAt(parent string) error {
 	var errs error
 	lists := l.byKey()
 	for _, name := range slices.Sorted(maps.Keys(lists)) {

@@ -39,13 +39,13 @@ func TestByKeyNamesEveryListByItsTag(t *testing.T) {
 	}
 }
 
-func TestValidateKeys(t *testing.T) {
+func TestValidateAt(t *testing.T) {
 	l := Defaults()
-	assert.NoError(t, l.ValidateKeys("attributes"))
+	assert.NoError(t, l.ValidateAt("attributes"))
 	l.Result = []string{"ok", " #x"}
 	l.CallID = []string{""}
 	l.ToolStatus = []string{"event:only_name"}
-	assert.EqualError(t, l.ValidateKeys("attributes"),
+	assert.EqualError(t, l.ValidateAt("attributes"),
 		"attributes.call_id[0] must name an attribute, got \"\"\nattributes.result[1] must name an attribute, got \" #x\"\n"+
 			"attributes.tool_status[0] must name an attribute, got \"event:only_name\"")
 }

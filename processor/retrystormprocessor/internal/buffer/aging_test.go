@@ -140,7 +140,7 @@ func internedShare(sh *testShard, pt *testTrace) (n, shared int) {
 // pressuredStorm starts a harness whose buffer holds a retried call waiting for its root
 // (buffertest.TraceID(1)) and three clean waiting traces at most, and lets the storm wait until it is
 // packed; the traces that follow press on the buffer.
-func pressuredStorm(t *testing.T) (*harness, *testCfg, pcommon.TraceID) {
+func pressuredStorm(t *testing.T) (*harness, *testSetup, pcommon.TraceID) {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	retry := pieceSize(buffertest.WithoutRoot(retryTrace(buffertest.TraceID(0))))
@@ -204,7 +204,7 @@ func TestShutdownDecidesPackedWaitingTraces(t *testing.T) {
 		t.Run(map[bool]string{false: "decided", true: "expired"}[expired], func(t *testing.T) {
 			cfg := testConfig()
 			cfg.NumShards = 1
-			cfg.Sampling.Clean = 0
+			cfg.Sampling.CleanPercent = 0
 			h := newHarness(t, cfg, nil, WithSynchronous())
 			storm, clean := buffertest.TraceID(1), buffertest.TraceID(2)
 			h.Consume(buffertest.WithoutRoot(retryTrace(storm)))
@@ -309,7 +309,7 @@ func TestPackedThenDecodedSpansKeepArrivalOrder(t *testing.T) {
 	run := func(keep, aged bool) []string {
 		cfg := testConfig()
 		cfg.NumShards = 1
-		cfg.Sampling.Clean = map[bool]float64{false: 0, true: 100}[keep]
+		cfg.Sampling.CleanPercent = map[bool]float64{false: 0, true: 100}[keep]
 		h := newHarness(t, cfg, nil)
 		a := ptrace.NewTraces()
 		first.CopyTo(a)

@@ -105,11 +105,11 @@ func (g *agentTraffic) batch(n int, rootless bool) []ptrace.Traces {
 }
 
 func newBenchBuffer(b *testing.B, shards int, opts ...Option) *testBuffer {
-	return newBenchBufferWith(b, shards, func(*testCfg) {}, opts...)
+	return newBenchBufferWith(b, shards, func(*testSetup) {}, opts...)
 }
 
 // newBenchBufferWith is newBenchBuffer with configure applied to its configuration.
-func newBenchBufferWith(b *testing.B, shards int, configure func(*testCfg), opts ...Option) *testBuffer {
+func newBenchBufferWith(b *testing.B, shards int, configure func(*testSetup), opts ...Option) *testBuffer {
 	cfg := testConfig()
 	configure(cfg)
 	cfg.NumShards = shards
@@ -168,9 +168,9 @@ func BenchmarkKeptTraceRedaction(b *testing.B) {
 	for _, traffic := range []string{"conversation", "agentsim"} {
 		for _, redact := range []bool{false, true} {
 			b.Run(fmt.Sprintf("traffic=%s/redact=%v", traffic, redact), func(b *testing.B) {
-				p := newBenchBufferWith(b, 1, func(cfg *testCfg) {
-					cfg.Sampling.Clean = 100
-					cfg.RedactPayloads = redact
+				p := newBenchBufferWith(b, 1, func(cfg *testSetup) {
+					cfg.Sampling.CleanPercent = 100
+					cfg.Hashing.RedactPayloads = redact
 				}, WithSynchronous())
 				consume := func(td ptrace.Traces) {
 					if err := p.ConsumeTraces(context.Background(), td); err != nil {

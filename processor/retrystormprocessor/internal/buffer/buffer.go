@@ -55,7 +55,7 @@ func New[V, K any](logger *zap.Logger, tb *metadata.TelemetryBuilder, cfg Config
 	}
 	return &Buffer[V, K]{
 		cfg: cfg, next: next, logger: logger, tel: newTelemetry(tb), opts: o, verdicts: verdicts,
-		inbound:   inbound.New(cfg.ClientInputs),
+		inbound:   inbound.New(verdicts.ClientInputs()),
 		finishing: make(chan struct{}),
 		room:      make(chan struct{}, 1),
 	}
@@ -94,17 +94,18 @@ func (b *Buffer[V, K]) numShards() int {
 func (b *Buffer[V, K]) shardConfig() shardConfig {
 	n := b.numShards()
 	share := max(b.cfg.MaxBufferedBytes/int64(n), 1)
-	keptShare := b.cfg.KeptBytes / int64(n)
+	dc := b.cfg.DecisionCache
+	keptShare := dc.KeptBytes / int64(n)
 	sc := shardConfig{
 		decisionWait:  b.cfg.DecisionWait,
 		rootGrace:     b.cfg.RootGrace,
 		maxBytes:      share,
 		maxTraceBytes: traceBytesBound(b.cfg.MaxTraceBytes, share),
-		keptCache:     ceilDiv(b.cfg.KeptTraces, n),
+		keptCache:     ceilDiv(dc.KeptTraces, n),
 		keptBytes:     keptShare,
 		// One decision's values take at most a quarter of its shard's share.
 		maxDecisionBytes: min(maxDecisionBytes, keptShare/4),
-		droppedCache:     ceilDiv(b.cfg.DroppedTraces, n),
+		droppedCache:     ceilDiv(dc.DroppedTraces, n),
 	}
 	if b.opts.released {
 		// Nothing is held: each trace is decided in the step that brought it.

@@ -53,7 +53,7 @@ func interleave(traces []ptrace.Traces, perBatch int) []ptrace.Traces {
 
 func TestTraceSplitAcrossCallsAndShardsIsDecidedOnceWhole(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 100
+	cfg.Sampling.CleanPercent = 100
 	h := newHarness(t, cfg, nil)
 	var traces []ptrace.Traces
 	for i := range 40 {
@@ -136,7 +136,7 @@ func TestDueTracesAreDecidedOnIngestWithoutTicks(t *testing.T) {
 
 func TestLateSpansFollowTheCachedDecision(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	h := newHarness(t, cfg, nil)
 	kept, dropped := buffertest.TraceID(1), buffertest.TraceID(2)
 	h.Consume(buffertest.StormTrace(kept))
@@ -163,7 +163,7 @@ func TestLateSpansFollowTheCachedDecision(t *testing.T) {
 
 func TestLateSpansOfKeptCleanTracesCarryTheThreshold(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 50
+	cfg.Sampling.CleanPercent = 50
 	h := newHarness(t, cfg, nil, WithSynchronous())
 	var id pcommon.TraceID
 	for i := uint64(0); ; i++ {
@@ -266,7 +266,7 @@ func TestMemoryPressureKeepsAndFlushesStormsWhenNothingCleanIsLeft(t *testing.T)
 func TestMemoryPressureDoesNotJudgeATraceOnItsFirstFragment(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	cfg.MaxBufferedBytes = 4 * pieceSize(buffertest.WithoutRoot(buffertest.StormTrace(buffertest.TraceID(0))))
 	h := newHarness(t, cfg, nil)
 	for i := range 4 {
@@ -332,7 +332,7 @@ func TestAGivenUpRequestReachesNoShard(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 2
 	cfg.RootGrace = 0
-	cfg.Sampling.Clean = 100
+	cfg.Sampling.CleanPercent = 100
 	// Trace ids by shard: the blocked shard's, and the free one's.
 	var blockedIDs, freeIDs []pcommon.TraceID
 	for n := uint64(1); len(blockedIDs) < 20 || len(freeIDs) < 2; n++ {

@@ -19,7 +19,7 @@ import (
 func TestAKeptTraceLeavesInBoundedRequestsUnderItsResourcesAndScopes(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	h := newHarness(t, cfg, nil)
 	kept, dropped := buffertest.TraceID(1), buffertest.TraceID(2)
 	td := buffertest.StormTrace(kept)

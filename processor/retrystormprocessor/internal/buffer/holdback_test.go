@@ -162,7 +162,7 @@ func TestAHeldRestOutlivesItsForgottenDecision(t *testing.T) {
 	id := buffertest.TraceID(25)
 	first, last := straddlingRun(id, 40)
 	cfg := oneShard(0)
-	cfg.KeptTraces = 1
+	cfg.DecisionCache.KeptTraces = 1
 	cfg.MaxTraceBytes = pieceSize(first) - 1
 	h := newHarness(t, cfg, nil)
 	h.Consume(first)

@@ -13,17 +13,18 @@ import (
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 // Packing: a trace settled clean on its root's arrival that may wait compactHold or more is
 // held encoded until its decision.
 
 // longGraceConfig holds rooted traces long enough to be packed; clean traces are dropped.
-func longGraceConfig() *testCfg {
+func longGraceConfig() *testSetup {
 	cfg := testConfig()
 	cfg.NumShards = 1
 	cfg.RootGrace = 10 * time.Second
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	return cfg
 }
 
@@ -55,7 +56,7 @@ func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 	assert.Equal(t, want, h.Sum(metadata.MetricBufferedBytes))
 	assert.EqualValues(t, 3+4, h.Sum(metadata.MetricBufferedSpans))
 
-	short := newHarness(t, func() *testCfg { c := longGraceConfig(); c.RootGrace = 2 * time.Second; return c }(), nil)
+	short := newHarness(t, func() *testSetup { c := longGraceConfig(); c.RootGrace = 2 * time.Second; return c }(), nil)
 	short.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "lookup"))
 	assert.Nil(t, heldTrace(short, buffertest.TraceID(1)).packed, "decided within 2s: held as it came")
 
@@ -71,8 +72,8 @@ func TestOnlyTracesThatMayWaitArePacked(t *testing.T) {
 // came with.
 func TestAPackedTraceSamplingKeepsLeavesWhole(t *testing.T) {
 	cfg := longGraceConfig()
-	cfg.RedactPayloads = false
-	cfg.Sampling.Tools = map[string]float64{"charge_card": 100}
+	cfg.Hashing.RedactPayloads = false
+	cfg.Sampling.Tools = map[string]sample.ToolConfig{"charge_card": {CleanPercent: 100}}
 	h := newHarness(t, cfg, nil)
 	h.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "charge_card", "lookup"))
 	require.NotNil(t, heldTrace(h, buffertest.TraceID(1)).packed)
@@ -236,7 +237,7 @@ func TestPackedTracesUnderPressureAndAtShutdown(t *testing.T) {
 // voided, and at a decision to keep.
 func TestAPackedTraceThatCannotBeDecodedIsCounted(t *testing.T) {
 	cfg := longGraceConfig()
-	cfg.Sampling.Tools = map[string]float64{"charge_card": 100}
+	cfg.Sampling.Tools = map[string]sample.ToolConfig{"charge_card": {CleanPercent: 100}}
 	h := newHarness(t, cfg, nil, WithSynchronous())
 	h.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "charge_card"))
 	h.Consume(buffertest.CleanTrace(buffertest.TraceID(3), "lookup"))

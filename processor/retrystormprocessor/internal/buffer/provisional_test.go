@@ -53,17 +53,17 @@ func lateSignalAttrs(cause Cause, reason string) []attribute.KeyValue {
 
 // oneShard is the configuration these tests start from: one shard, so every trace presses
 // on the same share, and clean traces kept at clean percent.
-func oneShard(clean float64) *testCfg {
+func oneShard(clean float64) *testSetup {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.Sampling.Clean = clean
+	cfg.Sampling.CleanPercent = clean
 	return cfg
 }
 
 // pastTraceBytes starts a harness on oneShard(clean) whose max_trace_bytes run's model
 // spans exceed, logging to logger (nil: no logs), and sends them: they are decided at once,
 // provisionally.
-func pastTraceBytes(t *testing.T, clean float64, run agentRun, logger *zap.Logger) (*harness, *testCfg) {
+func pastTraceBytes(t *testing.T, clean float64, run agentRun, logger *zap.Logger) (*harness, *testSetup) {
 	t.Helper()
 	cfg := oneShard(clean)
 	cfg.MaxTraceBytes = pieceSize(run.models) - 1

@@ -85,7 +85,7 @@ func TestMarkersJoinTheirToolSpans(t *testing.T) {
 				}
 			}
 			cfg := testConfig()
-			cfg.Sampling.Clean = 100
+			cfg.Sampling.CleanPercent = 100
 			h := newHarness(t, cfg, nil)
 			for _, td := range requests {
 				h.Consume(td)

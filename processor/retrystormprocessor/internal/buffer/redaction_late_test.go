@@ -38,7 +38,7 @@ func TestLateSpansAreMarkedAsInTime(t *testing.T) {
 	followedField := map[string]string{stormrecord.AttrArgsHash: "arguments", stormrecord.AttrResultHash: "result"}
 	run := func(t *testing.T, pieces []ptrace.Traces, late bool) map[pcommon.SpanID]marks {
 		cfg := testConfig()
-		cfg.Sampling.Clean = 100
+		cfg.Sampling.CleanPercent = 100
 		h := newHarness(t, cfg, nil)
 		for i, td := range pieces {
 			if late && i == len(pieces)-1 {

@@ -29,7 +29,7 @@ func TestRedactionOfRealSDKCaptures(t *testing.T) {
 			requests, truth := fixtures.LoadCapture(t, name)
 			require.NotEmpty(t, truth.RawValues)
 			cfg := testConfig()
-			cfg.Sampling.Clean = 100
+			cfg.Sampling.CleanPercent = 100
 			h := newHarness(t, cfg, nil)
 			sent := spanTexts(requests) // before the processor owns them
 			for _, td := range requests {
@@ -156,7 +156,7 @@ func TestRedactionOfLateSpansOfRealSDKCaptures(t *testing.T) {
 			requests, truth := fixtures.LoadCapture(t, name)
 			requests = inPieces(requests, 3)
 			cfg := testConfig()
-			cfg.Sampling.Clean = 100
+			cfg.Sampling.CleanPercent = 100
 			h := newHarness(t, cfg, nil)
 			for _, td := range requests[:len(requests)-1] {
 				h.Consume(td)
@@ -186,7 +186,7 @@ func TestRedactionOfLateSpansOfRealSDKCaptures(t *testing.T) {
 func TestRedactionCopiesSharedResources(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	h := newHarness(t, cfg, nil)
 	td := buffertest.ChargeCardTrace(buffertest.TraceID(1), true, false)
 	secret := "tok_shared_resource_123"
@@ -245,8 +245,8 @@ func TestValuesPastMaxHuntedValuesAreCounted(t *testing.T) {
 	const notHunted = "otelcol_processor_retry_storm_payload_values_not_hunted"
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.Sampling.Clean = 100
-	cfg.Redaction.MaxValues = 4
+	cfg.Sampling.CleanPercent = 100
+	cfg.Redaction.MaxHuntedValues = 4
 	h := newHarness(t, cfg, nil)
 	rows := []string{"row-value-000001", "row-value-000002", "row-value-000003", "row-value-000004", "row-value-000005", "row-value-000006"}
 	id := buffertest.TraceID(1)
@@ -289,7 +289,7 @@ func TestValuesPastMaxHuntedValuesAreCounted(t *testing.T) {
 func TestKeptDecisionsHoldNoScanIndex(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.Sampling.Clean = 100
+	cfg.Sampling.CleanPercent = 100
 	h := newHarness(t, cfg, nil)
 	id := buffertest.TraceID(1)
 	td := buffertest.ChargeCardTrace(id, false)

@@ -39,7 +39,7 @@ func TestReleasedTracesGetTheVerdictOfKeptOnes(t *testing.T) {
 			requests, _ := fixtures.LoadCapture(t, name)
 			run := func(released bool) (*harness, []ptrace.Traces) {
 				cfg := testConfig()
-				cfg.Sampling.Clean = 100
+				cfg.Sampling.CleanPercent = 100
 				cfg.Released = released
 				h := newHarness(t, cfg, nil)
 				whole := ptrace.NewTraces()

@@ -66,7 +66,7 @@ func forcedKeeps(from, n uint64, withError bool) ptrace.Traces {
 func floodHarness(t *testing.T) (*harness, *observer.ObservedLogs) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.KeptTraces = 10
+	cfg.DecisionCache.KeptTraces = 10
 	core, logs := observer.New(zap.WarnLevel)
 	return newLoggedHarness(t, cfg, nil, zap.New(core), WithSynchronous()), logs
 }
@@ -143,7 +143,7 @@ func TestKeptDecisionsAreBoundedInBytes(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.KeptBytes = 512 << 10
+	cfg.DecisionCache.KeptBytes = 512 << 10
 	h := newHarness(t, cfg, nil, WithSynchronous())
 	for i := range uint64(40) {
 		h.Consume(manyValues(buffertest.TraceID(100+i), 256)) // about 18 kB of fingerprints each
@@ -151,8 +151,8 @@ func TestKeptDecisionsAreBoundedInBytes(t *testing.T) {
 	h.Advance(3 * time.Second)
 	s := h.buffer.shards[0]
 	kept, _ := s.cache.Len()
-	assert.LessOrEqual(t, s.cache.KeptBytes(), cfg.KeptBytes)
-	assert.Greater(t, s.cache.KeptBytes(), cfg.KeptBytes*3/4)
+	assert.LessOrEqual(t, s.cache.KeptBytes(), cfg.DecisionCache.KeptBytes)
+	assert.Greater(t, s.cache.KeptBytes(), cfg.DecisionCache.KeptBytes*3/4)
 	assert.Less(t, kept, 40)
 	assert.EqualValues(t, 40-kept, h.Sum(metadata.MetricCacheEvictions, attribute.String("decision", "kept")))
 

@@ -15,6 +15,7 @@ import (
 	"github.com/retrystorm/retrystorm/internal/tracespans"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 func TestStormTraceKeptWholeAndAnnotated(t *testing.T) {
@@ -96,11 +97,11 @@ func TestCleanTracesFollowTheConsistentRule(t *testing.T) {
 
 func TestPerToolCleanRates(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 10
-	cfg.Sampling.Tools = map[string]float64{
-		"charge_card": 100,
-		"search_docs": 0,
-		"send_email":  50,
+	cfg.Sampling.CleanPercent = 10
+	cfg.Sampling.Tools = map[string]sample.ToolConfig{
+		"charge_card": {CleanPercent: 100},
+		"search_docs": {CleanPercent: 0},
+		"send_email":  {CleanPercent: 50},
 	}
 	h := newHarness(t, cfg, nil, WithSynchronous())
 	cases := []struct {

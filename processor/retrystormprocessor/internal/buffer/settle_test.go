@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 // Settling: a trace is triaged when its root arrives (triageAtRoot) and decided root_grace
@@ -23,7 +24,7 @@ import (
 // show the decision did not read it, and that the counts of the drop are the triage's.
 func TestASettledTraceIsDecidedWithoutReadingItsSpansAgain(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	h := newHarness(t, cfg, nil)
 	td := buffertest.CleanTrace(buffertest.TraceID(1), "lookup", "quote")
 	h.Consume(td)
@@ -44,7 +45,7 @@ func TestASettledTraceIsDecidedWithoutReadingItsSpansAgain(t *testing.T) {
 // comes after its root is kept whole, not dropped on the triage of its first part.
 func TestSpansAfterTheRootVoidItsSettling(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	h := newHarness(t, cfg, nil)
 
 	retried, failing, clean := buffertest.TraceID(1), buffertest.TraceID(2), buffertest.TraceID(3)
@@ -73,7 +74,7 @@ func TestSpansAfterTheRootVoidItsSettling(t *testing.T) {
 // answer that repeats its result right after a failure, far faster than it, is a suspect.
 func TestASettledTraceStillFeedsTheStaleCacheCheck(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	h := newHarness(t, cfg, nil)
 	h.Consume(buffertest.ChargeCardTrace(buffertest.TraceID(1), false))
 	h.Advance(2 * time.Second)
@@ -98,7 +99,7 @@ func TestASettledTraceStillFeedsTheStaleCacheCheck(t *testing.T) {
 func TestMemoryPressureShedsSettledTracesFirst(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	storm := pieceSize(buffertest.WithoutRoot(buffertest.StormTrace(buffertest.TraceID(0))))
 	clean := pieceSize(buffertest.CleanTrace(buffertest.TraceID(0), "lookup", "fetch"))
 	cfg.MaxBufferedBytes = 2*storm + 3*clean
@@ -120,8 +121,8 @@ func TestMemoryPressureShedsSettledTracesFirst(t *testing.T) {
 // A settled trace a per-tool rate keeps is analysed; its counts are recorded once.
 func TestASettledTraceSamplingKeepsIsCountedOnce(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 0
-	cfg.Sampling.Tools = map[string]float64{"charge_card": 100}
+	cfg.Sampling.CleanPercent = 0
+	cfg.Sampling.Tools = map[string]sample.ToolConfig{"charge_card": {CleanPercent: 100}}
 	h := newHarness(t, cfg, nil)
 	h.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "charge_card", "lookup"))
 	h.Consume(buffertest.CleanTrace(buffertest.TraceID(2), "lookup"))
@@ -138,7 +139,7 @@ func TestASettledTraceSamplingKeepsIsCountedOnce(t *testing.T) {
 // A settled trace still buffered at shutdown is decided from its settled verdict.
 func TestShutdownDecidesASettledTrace(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	h := newHarness(t, cfg, nil)
 	h.Consume(buffertest.CleanTrace(buffertest.TraceID(1), "lookup"))
 	h.CatchUp()

@@ -14,7 +14,6 @@ import (
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/buffer/buffertest"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/metadata"
-	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 )
 
 // staleTrace is buffertest.StaleRead.
@@ -74,7 +73,7 @@ func TestStaleReadDecidedBeforeItsOriginal(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := testConfig()
 			cfg.NumShards = 8
-			cfg.Sampling.Clean = 0
+			cfg.Sampling.CleanPercent = 0
 			h := newHarness(t, cfg, nil)
 			stale, original := buffertest.TraceID(2), buffertest.TraceID(1)
 			if staleFirst {
@@ -132,10 +131,10 @@ func TestStaleReadDecidedBeforeItsOriginal(t *testing.T) {
 func TestSuspectTraceIsSampledForTheFindingItMayGet(t *testing.T) {
 	for _, keepDivergence := range []float64{100, 0} {
 		cfg := testConfig()
-		cfg.Sampling.Clean = 0
-		keep := cfg.Sampling.Keep
-		keep[sample.ReasonStorm], keep[sample.ReasonToolError], keep[sample.ReasonSpanError] = 0, 0, 0
-		keep[sample.ReasonDivergence] = keepDivergence
+		cfg.Sampling.CleanPercent = 0
+		keep := &cfg.Sampling.KeepPercent
+		keep.Storm, keep.ToolError, keep.SpanError = 0, 0, 0
+		keep.Divergence = keepDivergence
 		h := newHarness(t, cfg, nil)
 		h.Consume(staleTrace(buffertest.TraceID(2)))
 		h.Advance(2 * time.Second)
@@ -158,8 +157,8 @@ func TestSuspectTraceIsSampledForTheFindingItMayGet(t *testing.T) {
 // the suspect is counted as expired. With recheck_window 0 nothing is held.
 func TestHeldSuspectExpires(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 0
-	cfg.StaleCache.RecheckWindow = 10 * time.Second
+	cfg.Sampling.CleanPercent = 0
+	cfg.Divergence.StaleCache.RecheckWindow = 10 * time.Second
 	h := newHarness(t, cfg, nil)
 	h.Consume(staleTrace(buffertest.TraceID(2)))
 	h.Advance(2 * time.Second)
@@ -171,7 +170,7 @@ func TestHeldSuspectExpires(t *testing.T) {
 	assert.EqualValues(t, 1, h.Sum(metadata.MetricStaleSuspects, attribute.String("outcome", "expired")))
 	assert.Zero(t, h.Sum(metadata.MetricFindings, attribute.String("kind", "stale_cache_suspect")))
 
-	cfg.StaleCache.RecheckWindow = 0
+	cfg.Divergence.StaleCache.RecheckWindow = 0
 	h = newHarness(t, cfg, nil)
 	h.Consume(staleTrace(buffertest.TraceID(2)))
 	h.Advance(2 * time.Second)

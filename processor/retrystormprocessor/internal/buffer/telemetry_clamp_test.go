@@ -34,7 +34,7 @@ func withToolTimes(td ptrace.Traces, start, end pcommon.Timestamp) ptrace.Traces
 // trace was analysed (a storm) or only triaged (a clean trace sampling drops).
 func TestTimestampsPastInt64AreClampedAndCounted(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	h := newHarness(t, cfg, nil, WithSynchronous())
 	h.Consume(withToolTimes(buffertest.StormTrace(buffertest.TraceID(1)), 1<<63+5, math.MaxUint64))        // 3 attempts
 	h.Consume(withToolTimes(buffertest.CleanTrace(buffertest.TraceID(2), "lookup"), 1000, math.MaxUint64)) // 1 attempt

@@ -199,9 +199,9 @@ func TestStormCallsStartAtZero(t *testing.T) {
 func TestDecisionCacheEvictionsAreCounted(t *testing.T) {
 	cfg := testConfig()
 	cfg.NumShards = 1
-	cfg.KeptTraces = 1
-	cfg.DroppedTraces = 1
-	cfg.Sampling.Clean = 0
+	cfg.DecisionCache.KeptTraces = 1
+	cfg.DecisionCache.DroppedTraces = 1
+	cfg.Sampling.CleanPercent = 0
 	h := newHarness(t, cfg, nil, WithSynchronous())
 	for i := range uint64(3) {
 		h.Consume(buffertest.StormTrace(buffertest.TraceID(10 + i)))

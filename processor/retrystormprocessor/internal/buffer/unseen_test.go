@@ -43,7 +43,7 @@ func payloadlessTrace(id pcommon.TraceID) ptrace.Traces {
 // bounded like storm_calls' tool.
 func TestUnseenToolCallsAreCounted(t *testing.T) {
 	cfg := testConfig()
-	cfg.Sampling.Clean = 0
+	cfg.Sampling.CleanPercent = 0
 	h := newHarness(t, cfg, nil)
 	h.Consume(unansweredTrace(buffertest.TraceID(1), "acme-agents"))
 	h.Consume(payloadlessTrace(buffertest.TraceID(2)))

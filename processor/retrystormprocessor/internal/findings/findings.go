@@ -73,31 +73,9 @@ func (s *Suspect) Detail(first pcommon.Timestamp, trace pcommon.TraceID) string 
 		s.Order, time.Duration(s.Duration), time.Duration(int64(s.Start)-int64(first)).Round(time.Second), trace)
 }
 
-// StaleCacheConfig bounds what counts as "far faster than its siblings" and "seen before".
-type StaleCacheConfig struct {
-	MaxDurationRatio float64
-	MaxDuration      time.Duration
-	MinAge           time.Duration
-}
-
-// Config is what the checks need.
-type Config struct {
-	CaveatAttribute      string
-	CitedAssetsAttribute string
-	StaleCache           StaleCacheConfig
-	Required             toolspan.Field
-	// Carried are the fields an attempt must carry when other attempts of its call do.
-	Carried toolspan.Field
-}
-
-// DefaultCarried is the set of fields the incomplete_record rule looks for (ANALYSIS.md,
-// "Findings").
-const DefaultCarried = toolspan.FieldAttempt | toolspan.FieldArgsHash | toolspan.FieldIdemHash |
-	toolspan.FieldRunID | toolspan.FieldStatus | toolspan.FieldTokensIn | toolspan.FieldTokensOut
-
 // Unit checks one record unit and returns its findings, its stale-cache suspects not
 // resolved yet and the number of incomplete attempts. mem may be nil (no stale-cache check).
-func Unit(cfg *Config, t *grouping.Tree, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, []Suspect, int) {
+func Unit(cfg *Rules, t *grouping.Tree, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, []Suspect, int) {
 	var out []Finding
 	key := u.Key()
 	add := func(kind string, span ptrace.Span, detail string) {
@@ -135,7 +113,7 @@ func Unit(cfg *Config, t *grouping.Tree, u *grouping.Unit, mem ResultMemory, tra
 
 // unrecovered: the unit's last attempt failed and its agent span (or the root) ended
 // OK or unset without a caveat attribute — a green answer over a failed call.
-func unrecovered(cfg *Config, t *grouping.Tree, u *grouping.Unit) (Finding, bool) {
+func unrecovered(cfg *Rules, t *grouping.Tree, u *grouping.Unit) (Finding, bool) {
 	last := u.Last()
 	if !last.Status.Failed() || last.Agent == last.Node || last.Agent < 0 {
 		return Finding{}, false
@@ -178,7 +156,7 @@ func drift(u *grouping.Unit) (string, ptrace.Span, bool) {
 // siblings, with a result first seen at least min_age earlier in another trace. Such an
 // attempt whose result has not been seen so yet is a suspect: the earlier trace may be
 // decided after this one.
-func staleCache(cfg *Config, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, []Suspect) {
+func staleCache(cfg *Rules, u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID) ([]Finding, []Suspect) {
 	attempts := u.Attempts()
 	var out []Finding
 	var suspects []Suspect
@@ -192,7 +170,7 @@ func staleCache(cfg *Config, u *grouping.Unit, mem ResultMemory, traceID pcommon
 		}
 		s := Suspect{Span: a.Span, CallKey: u.Key(), Order: a.Order, Duration: dur, Fingerprint: a.ResultFingerprint, Start: a.Start}
 		firstSeen, trace, ok := mem.Recall(a.ResultFingerprint)
-		if !ok || trace == traceID || int64(a.Start)-int64(firstSeen) < cfg.StaleCache.MinAge.Nanoseconds() {
+		if !ok || trace == traceID || !cfg.StaleCache.SeenEarlier(firstSeen, a.Start) {
 			suspects = append(suspects, s)
 			continue
 		}
@@ -230,7 +208,7 @@ func RememberResults(u *grouping.Unit, mem ResultMemory, traceID pcommon.TraceID
 
 // incompleteAttempts counts attempts missing a required field, or a field that other
 // attempts of the same call carry.
-func incompleteAttempts(cfg *Config, u *grouping.Unit) (int, string) {
+func incompleteAttempts(cfg *Rules, u *grouping.Unit) (int, string) {
 	n := 0
 	var missing toolspan.Field
 	for _, c := range u.Calls {
@@ -270,19 +248,4 @@ func fieldList(f toolspan.Field) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// DefaultConfig returns the documented defaults (README, "Divergence and completeness").
-func DefaultConfig() Config {
-	return Config{
-		CaveatAttribute:      "retrystorm.answer.caveat",
-		CitedAssetsAttribute: "retrystorm.answer.cited_assets",
-		StaleCache: StaleCacheConfig{
-			MaxDurationRatio: 0.1,
-			MaxDuration:      50 * time.Millisecond,
-			MinAge:           time.Minute,
-		},
-		Required: toolspan.FieldToolName,
-		Carried:  DefaultCarried,
-	}
 }

@@ -73,7 +73,7 @@ func ToolReadOK(s outcome.Status) bool { return s == outcome.OK }
 
 // UnbackedCitations checks every answer span of the tree: each cited asset needs a
 // successful read span in the trace.
-func UnbackedCitations(cfg *Config, t *grouping.Tree, reads Reads) []Finding {
+func UnbackedCitations(cfg *Rules, t *grouping.Tree, reads Reads) []Finding {
 	var out []Finding
 	for i := range t.Nodes {
 		span := t.Nodes[i].Span

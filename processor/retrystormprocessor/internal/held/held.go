@@ -103,4 +103,8 @@ type Verdict[V, K any] interface {
 type Verdicts[V, K any] interface {
 	Start(key []byte, now func() time.Time, maxTraceBytes int64) error
 	Shard() Verdict[V, K]
+	// ClientInputs are the attributes under retry_storm's namespace the verdict reads
+	// from clients' spans: the store leaves them on arriving spans and takes every other
+	// attribute there out (package inbound).
+	ClientInputs() []string
 }

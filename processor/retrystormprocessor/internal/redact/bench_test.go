@@ -26,8 +26,8 @@ func BenchmarkHuntedValues(b *testing.B) {
 	for _, values := range huntedValueCounts {
 		b.Run(fmt.Sprintf("values=%d", values), func(b *testing.B) {
 			cfg := testConfig()
-			cfg.MaxValues = values
-			r := New(cfg, nil)
+			cfg.MaxHuntedValues = values
+			r := cfg.new()
 			tools, others := searchTrace(requests, values/valuesPerRow)
 			trace := append(append([]ptrace.Span{}, tools...), others...)
 			size := 0
@@ -86,8 +86,8 @@ func BenchmarkScrubText(b *testing.B) {
 	for _, values := range huntedValueCounts {
 		b.Run(fmt.Sprintf("values=%d", values), func(b *testing.B) {
 			cfg := testConfig()
-			cfg.MaxValues = values
-			r := New(cfg, nil)
+			cfg.MaxHuntedValues = values
+			r := cfg.new()
 			tools, _ := searchTrace(nil, values/valuesPerRow)
 			vb := r.Values()
 			vb.Add(tools[0])

@@ -18,7 +18,7 @@ func TestValuesPastTheLimitAreCountedNotHunted(t *testing.T) {
 	hunted := []string{"acct-000000000001", `memo "urgent" payroll`, "jane.doe@example.com"}
 	past := []string{"acct-000000000004", "acct-000000000005"}
 	cfg := testConfig()
-	cfg.MaxValues = len(hunted)
+	cfg.MaxHuntedValues = len(hunted)
 	tool := ptrace.NewSpan()
 	tool.SetName("execute_tool search_ledger")
 	var rows []string
@@ -32,7 +32,7 @@ func TestValuesPastTheLimitAreCountedNotHunted(t *testing.T) {
 	other.Attributes().PutStr("app.debug.json", `{"memo":"memo \"urgent\" payroll"}`)
 	other.Status().SetMessage("no match for " + hunted[0])
 
-	r := New(cfg, nil)
+	r := cfg.new()
 	b := r.Values()
 	b.Add(tool)
 	b.Exclude("search_ledger")
@@ -65,8 +65,8 @@ func TestValuesPastTheLimitAreCountedNotHunted(t *testing.T) {
 // is counted once, whatever its forms.
 func TestMergeKeepsToTheLimit(t *testing.T) {
 	cfg := testConfig()
-	cfg.MaxValues = 3
-	r := New(cfg, nil)
+	cfg.MaxHuntedValues = 3
+	r := cfg.new()
 	gather := func(values ...string) *Values {
 		s := ptrace.NewSpan()
 		var quoted []string
@@ -103,8 +103,8 @@ func TestMergeKeepsToTheLimit(t *testing.T) {
 // forms (URL-escaped) stay hunted as one value, which Merge still counts as one.
 func TestAnExcludedFormLeavesItsValueWhole(t *testing.T) {
 	cfg := testConfig()
-	cfg.MaxValues = 3
-	r := New(cfg, nil)
+	cfg.MaxHuntedValues = 3
+	r := cfg.new()
 	s := ptrace.NewSpan()
 	s.Attributes().PutStr("gen_ai.tool.call.arguments", `{"tool":"search docs","order":"order-0000000001"}`)
 	b := r.Values()
@@ -134,7 +134,7 @@ func TestAnExcludedFormLeavesItsValueWhole(t *testing.T) {
 // once each, and a later redaction told of them marks a copy with the attempt's hash, not
 // the copy's own.
 func TestHashedTextsAreRememberedAndMerged(t *testing.T) {
-	r := New(testConfig(), nil)
+	r := testConfig().new()
 	const attemptHash = "00000000000000000000000000000000000000000000000000000000000000aa"
 	b := r.Values()
 	b.Hashed(toolspan.HashedText{Text: `{"q":"x"}`, Listed: true}, attemptHash)

@@ -12,44 +12,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/attrsource"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/payload"
 )
-
-// Config says where payloads are copied and what else to remove.
-type Config struct {
-	// PayloadKeys are a tool span's raw payload attributes (the argument, result and
-	// idempotency-key sources): deleted from tool spans, every copy of a repeated key and
-	// flattened forms (key.a.b) too; their values are what scrubbing hunts.
-	PayloadKeys []string
-	// PayloadSources are the argument, result and idempotency-key sources as configured
-	// (`key#a.b` reads an element): what a tool span's payload values are read from. The
-	// rest of an attribute a source reads an element of (a JSON-RPC request's method and
-	// tool name) is deleted with it but not hunted.
-	PayloadSources []string
-	// IdempotencyKeys are deleted from every span of the trace (HTTP sends carry the key
-	// as a request header).
-	IdempotencyKeys []string
-	// MessageAttributes hold message structures, on spans and on events (`*` matches any
-	// run of characters).
-	MessageAttributes []string
-	// FlattenedMessages are prefixes of messages flattened into one attribute per field:
-	// prefix.N.role, prefix.N.content, prefix.N.tool_calls.M.arguments, ….
-	FlattenedMessages []string
-	// MessageEvents are events whose attributes are one message (role, content,
-	// tool_calls, message).
-	MessageEvents []string
-	// DeleteAttributes are deleted from every span, event and link (`*` globs).
-	DeleteAttributes []string
-	// KeepPromptText keeps the text users, systems and models wrote in messages; false
-	// replaces it with Scrubbed too.
-	KeepPromptText bool
-	// MinValueLength is the shortest payload value scrubbing hunts.
-	MinValueLength int
-	// MaxValues is the most distinct payload values scrubbing hunts in one trace, each in
-	// all its forms (0: DefaultMaxValues): the first met; the rest are counted in
-	// Stats.NotHunted.
-	MaxValues int
-}
 
 // Stats counts what was redacted, by where.
 type Stats struct {
@@ -105,17 +70,22 @@ type Redactor struct {
 	deleteAt []int
 }
 
-// New compiles cfg; key is the HMAC key of the markers' hashes (empty: SHA-256).
-func New(cfg Config, key []byte) *Redactor {
+// New compiles a validated cfg for the tool payloads the attribute sources attributes
+// read; key is the HMAC key of the markers' hashes (empty: SHA-256).
+func New(cfg Config, attributes attrsource.Lists, key []byte) *Redactor {
+	return newRedactor(cfg, payloadsOf(attributes), key)
+}
+
+func newRedactor(cfg Config, p payloads, key []byte) *Redactor {
 	minLen := max(cfg.MinValueLength, 2) // the scan reads two-byte blocks
-	maxValues := cfg.MaxValues
+	maxValues := cfg.MaxHuntedValues
 	if maxValues <= 0 {
 		maxValues = DefaultMaxValues
 	}
 	return &Redactor{
-		payloadKeys: newPayloadKeys(cfg.PayloadKeys),
-		sources:     parseSources(cfg.PayloadSources),
-		kinds:       newKeyKinds(cfg.DeleteAttributes, cfg.IdempotencyKeys, cfg.MessageAttributes),
+		payloadKeys: newPayloadKeys(p.keys),
+		sources:     parseSources(p.sources),
+		kinds:       newKeyKinds(cfg.DeleteAttributes, p.idempotencyKeys, cfg.MessageAttributes),
 		flattened:   cfg.FlattenedMessages,
 		events:      set(cfg.MessageEvents...),
 		minLen:      minLen,
@@ -311,32 +281,6 @@ func (r *Redactor) messageAttr(k string, v pcommon.Value) messageRead {
 		r.rw.replaced++
 	}
 	return read
-}
-
-// DefaultConfig lists where the instrumentations in use copy tool payloads: OTel GenAI
-// semconv (attributes and the older events), Vercel AI SDK telemetry, Mastra, OpenInference
-// (LangChain.js, OpenAI Agents JS, smolagents), OpenLLMetry, Strands Agents and Google ADK.
-func DefaultConfig() Config {
-	return Config{
-		MessageAttributes: []string{
-			"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-			"gen_ai.prompt", "gen_ai.completion",
-			"ai.prompt", "ai.prompt.messages", "ai.response.toolCalls", "ai.response.text", "ai.response.object",
-			"mastra.*.input", "mastra.*.output",
-			"input.value", "output.value",
-			"traceloop.entity.input", "traceloop.entity.output",
-			"gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response",
-		},
-		FlattenedMessages: []string{"llm.input_messages", "llm.output_messages", "gen_ai.prompt", "gen_ai.completion"},
-		MessageEvents: []string{
-			"gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message",
-			"gen_ai.choice", "gen_ai.content.prompt", "gen_ai.content.completion",
-			"gen_ai.client.inference.operation.details",
-		},
-		KeepPromptText: true,
-		MinValueLength: DefaultMinValueLength,
-		MaxValues:      DefaultMaxValues,
-	}
 }
 
 // DefaultMinValueLength is the shortest payload value scrubbing hunts by default: long

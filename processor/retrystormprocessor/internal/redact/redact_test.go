@@ -22,18 +22,30 @@ const (
 var toolArgs = `{"card_number":"` + card + `","email":"` + email + `","amount_cents":1299}`
 var toolResult = `{"charge_id":"ch_3QkZ9xLm","iban":"` + iban + `","token":"` + token + `"}`
 
-func testConfig() Config {
-	return Config{
-		PayloadKeys:       []string{"gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "idempotency_key"},
-		PayloadSources:    []string{"gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "idempotency_key"},
-		IdempotencyKeys:   []string{"idempotency_key", "http.request.header.idempotency-key"},
-		MessageAttributes: []string{"gen_ai.input.messages", "gen_ai.output.messages", "ai.prompt.messages", "ai.response.toolCalls", "mastra.*.output", "input.value", "output.value", "message", "tool_calls"},
-		FlattenedMessages: []string{"llm.input_messages", "llm.output_messages", "gen_ai.prompt", "gen_ai.completion"},
-		MessageEvents:     []string{"gen_ai.tool.message", "gen_ai.choice", "gen_ai.assistant.message"},
-		KeepPromptText:    true,
-		MinValueLength:    8,
-		MaxValues:         DefaultMaxValues,
-	}
+// testSetup is a redaction block and where the tests' tool spans hold their payload, set
+// apart from the attribute sources (payloadsOf) to name just what a test needs.
+type testSetup struct {
+	Config
+	PayloadKeys, PayloadSources, IdempotencyKeys []string
+}
+
+func (c testSetup) new() *Redactor {
+	return newRedactor(c.Config, payloads{keys: c.PayloadKeys, sources: c.PayloadSources, idempotencyKeys: c.IdempotencyKeys}, nil)
+}
+
+func testConfig() testSetup {
+	return testSetup{
+		PayloadKeys:     []string{"gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "idempotency_key"},
+		PayloadSources:  []string{"gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "idempotency_key"},
+		IdempotencyKeys: []string{"idempotency_key", "http.request.header.idempotency-key"},
+		Config: Config{
+			MessageAttributes: []string{"gen_ai.input.messages", "gen_ai.output.messages", "ai.prompt.messages", "ai.response.toolCalls", "mastra.*.output", "input.value", "output.value", "message", "tool_calls"},
+			FlattenedMessages: []string{"llm.input_messages", "llm.output_messages", "gen_ai.prompt", "gen_ai.completion"},
+			MessageEvents:     []string{"gen_ai.tool.message", "gen_ai.choice", "gen_ai.assistant.message"},
+			KeepPromptText:    true,
+			MinValueLength:    8,
+			MaxHuntedValues:   DefaultMaxValues,
+		}}
 }
 
 // toolSpan is a tool span carrying toolArgs and toolResult.
@@ -48,15 +60,15 @@ func toolSpan() ptrace.Span {
 
 // redactTrace redacts spans as the processor does: the tool span's values are gathered,
 // its payload deleted, then every span redacted.
-func redactTrace(t *testing.T, cfg Config, tool ptrace.Span, spans ...ptrace.Span) Stats {
+func redactTrace(t *testing.T, cfg testSetup, tool ptrace.Span, spans ...ptrace.Span) Stats {
 	t.Helper()
 	return redactTraceExcluding(t, cfg, nil, tool, spans...)
 }
 
 // redactTraceExcluding is redactTrace with the trace's tool names, which are not hunted.
-func redactTraceExcluding(t *testing.T, cfg Config, tools []string, tool ptrace.Span, spans ...ptrace.Span) Stats {
+func redactTraceExcluding(t *testing.T, cfg testSetup, tools []string, tool ptrace.Span, spans ...ptrace.Span) Stats {
 	t.Helper()
-	r := New(cfg, nil)
+	r := cfg.new()
 	b := r.Values()
 	b.Add(tool)
 	for _, name := range tools {
@@ -480,7 +492,7 @@ func TestKeepPromptTextOff(t *testing.T) {
 }
 
 func TestAClonedValueSetScrubsLikeTheOriginal(t *testing.T) {
-	r := New(testConfig(), nil)
+	r := testConfig().new()
 	b := r.Values()
 	b.Add(toolSpan())
 	vals := b.Done(&Stats{})
@@ -509,7 +521,7 @@ func TestSourcesWithAPathHuntOnlyTheirElement(t *testing.T) {
 	other := ptrace.NewSpan()
 	other.SetName("tools/call query_warehouse")
 	other.Attributes().PutStr("note", "asked for SKU-123456789 via tools/call")
-	r := New(cfg, nil)
+	r := cfg.new()
 	b := r.Values()
 	b.Add(tool)
 	b.Exclude("query_warehouse")
@@ -544,7 +556,7 @@ func TestPathSourcesHuntEveryRepeatedMember(t *testing.T) {
 		cfg.PayloadKeys, cfg.PayloadSources = []string{c.key}, []string{source}
 		tool := ptrace.NewSpan()
 		tool.Attributes().PutStr(c.key, c.doc)
-		r := New(cfg, nil)
+		r := cfg.new()
 		b := r.Values()
 		b.Add(tool)
 		vals := b.Done(&Stats{})

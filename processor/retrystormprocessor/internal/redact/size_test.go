@@ -19,7 +19,7 @@ func TestBytesCoversTheValuesHeld(t *testing.T) {
 		rows = append(rows, fmt.Sprintf("%q", fmt.Sprintf("entry %04d of the ledger", i)))
 	}
 	tool.Attributes().PutStr("gen_ai.tool.call.result", "["+strings.Join(rows, ",")+"]")
-	r := New(testConfig(), nil)
+	r := testConfig().new()
 	const n = 50
 	held := make([]*Values, n)
 	var before, after runtime.MemStats

@@ -68,7 +68,7 @@ func TestPathSourcesHuntWhatTheHashReads(t *testing.T) {
 			}
 			cfg := testConfig()
 			cfg.PayloadKeys, cfg.PayloadSources = []string{key}, []string{key + "#" + c.path}
-			b := New(cfg, nil).Values()
+			b := cfg.new().Values()
 			b.Add(tool)
 			vals := b.Done(&Stats{})
 			for _, s := range c.hunted {

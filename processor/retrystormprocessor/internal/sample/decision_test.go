@@ -27,12 +27,22 @@ func th(t *testing.T, tvalue string) sampling.Threshold {
 	return out
 }
 
+// rates are the default rates but for a clean rate, tool overrides and whether tracestate
+// randomness is read.
+func rates(clean float64, tools map[string]ToolConfig, traceStateRandomness bool) Config {
+	cfg := DefaultConfig()
+	cfg.CleanPercent, cfg.TraceStateRandomness = clean, traceStateRandomness
+	if tools != nil {
+		cfg.Tools = tools
+	}
+	return cfg
+}
+
 func TestDecide(t *testing.T) {
-	policy, err := NewPolicy(Rates{
-		Keep:  map[Reason]float64{ReasonStorm: 100, ReasonToolError: 50, ReasonDivergence: 0, ReasonSpanError: 25},
-		Clean: 5,
-		Tools: map[string]float64{"charge_card": 100, "search": 0, "email": 50},
-	})
+	cfg := DefaultConfig()
+	cfg.KeepPercent = KeepPercentConfig{Storm: 100, ToolError: 50, Divergence: 0, SpanError: 25, Incomplete: 100}
+	cfg.Tools = map[string]ToolConfig{"charge_card": {100}, "search": {0}, "email": {50}}
+	policy, err := NewPolicy(cfg)
 	require.NoError(t, err)
 	const (
 		high = 0xffffffffffffff // passes every threshold but never-sample
@@ -105,7 +115,9 @@ func TestPercentToThreshold(t *testing.T) {
 		_, err := PercentToThreshold(bad)
 		assert.Error(t, err)
 	}
-	_, err = NewPolicy(Rates{Clean: 5, Tools: map[string]float64{"x": 101}})
+	bad := DefaultConfig()
+	bad.Tools = map[string]ToolConfig{"x": {101}}
+	_, err = NewPolicy(bad)
 	assert.ErrorContains(t, err, "tools.x.clean_percent")
 }
 
@@ -137,13 +149,13 @@ func TestStamp(t *testing.T) {
 // clean for every set of tools, with and without overrides and incoming thresholds.
 func TestKeepsCleanMatchesDecide(t *testing.T) {
 	tools := [][]string{nil, {"a"}, {"b"}, {"a", "b"}, {"c"}}
-	for _, r := range []Rates{
-		{Clean: 5},
-		{Clean: 0},
-		{Clean: 100},
-		{Clean: 5, Tools: map[string]float64{"a": 50, "b": 1}},
-		{Clean: 20, Tools: map[string]float64{"a": 0}},
-		{Clean: 5, IgnoreTraceStateRandomness: true},
+	for _, r := range []Config{
+		rates(5, nil, true),
+		rates(0, nil, true),
+		rates(100, nil, true),
+		rates(5, map[string]ToolConfig{"a": {50}, "b": {1}}, true),
+		rates(20, map[string]ToolConfig{"a": {0}}, true),
+		rates(5, nil, false),
 	} {
 		p, err := NewPolicy(r)
 		require.NoError(t, err)
@@ -170,9 +182,9 @@ func TestIgnoringTraceStateRandomness(t *testing.T) {
 	low := idWithRandomness(0x00000000000010)  // passes no 5% threshold
 	high := idWithRandomness(0xffffffffffff00) // passes every threshold
 	forced := "ot=rv:ffffffffffffff"
-	honours, err := NewPolicy(Rates{Clean: 5})
+	honours, err := NewPolicy(rates(5, nil, true))
 	require.NoError(t, err)
-	ignores, err := NewPolicy(Rates{Clean: 5, IgnoreTraceStateRandomness: true})
+	ignores, err := NewPolicy(rates(5, nil, false))
 	require.NoError(t, err)
 
 	assert.True(t, honours.Decide(Input{TraceID: low, TraceState: forced}).Keep, "the sampling spec: rv is the randomness")

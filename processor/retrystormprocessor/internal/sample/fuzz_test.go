@@ -13,7 +13,7 @@ func FuzzTraceState(f *testing.F) {
 	for _, seed := range []string{"", "ot=th:8", "ot=th:fc;rv:ffffffffffffff", "vendor=a,ot=th:0", "ot=th:", "ot=rv:zz", "a=b,c=d,ot=th:fff"} {
 		f.Add(seed, uint64(0x90000000000000))
 	}
-	policy, err := NewPolicy(Rates{Clean: 5})
+	policy, err := NewPolicy(DefaultConfig())
 	if err != nil {
 		f.Fatal(err)
 	}

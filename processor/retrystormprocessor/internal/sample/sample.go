@@ -34,23 +34,7 @@ const numSignals = 5
 // as the probabilistic_sampler's default sampling_precision.
 const Precision = 4
 
-// Rates are the configured keep rates, in percent.
-type Rates struct {
-	// Keep maps a signal reason to its keep percent; a missing reason keeps 100%.
-	Keep map[Reason]float64
-	// Clean is the percent of clean traces kept.
-	Clean float64
-	// Tools are per-tool clean percents: a clean trace touching tools with an override is
-	// kept at the largest of their overrides instead of Clean.
-	Tools map[string]float64
-	// IgnoreTraceStateRandomness derives every trace's randomness from its trace id, never
-	// from an `ot=rv` in its tracestate: a client that writes rv at its maximum keeps its
-	// traces at any rate, which a gateway facing untrusted clients must not allow. Stamped
-	// tracestates then lose their rv, so the threshold they carry is one the trace id passes.
-	IgnoreTraceStateRandomness bool
-}
-
-// Policy holds the thresholds derived from Rates. It is read-only after NewPolicy and safe
+// Policy holds the thresholds derived from a Config. It is read-only after NewPolicy and safe
 // for concurrent use.
 type Policy struct {
 	keep  [numSignals]sampling.Threshold
@@ -58,29 +42,29 @@ type Policy struct {
 	tools map[string]sampling.Threshold
 	// strictest is the highest clean threshold, whatever the tools.
 	strictest sampling.Threshold
-	// ignoreRV: Rates.IgnoreTraceStateRandomness.
+	// ignoreRV derives every trace's randomness from its trace id, never from an `ot=rv`
+	// in its tracestate (tracestate_randomness false): a client that writes rv at its
+	// maximum keeps its traces at any rate, which a gateway facing untrusted clients must
+	// not allow. Stamped tracestates then lose their rv, so the threshold they carry is one
+	// the trace id passes.
 	ignoreRV bool
 }
 
-// NewPolicy converts percents to thresholds.
-func NewPolicy(r Rates) (*Policy, error) {
-	p := &Policy{tools: make(map[string]sampling.Threshold, len(r.Tools)), ignoreRV: r.IgnoreTraceStateRandomness}
+// NewPolicy converts the percents of cfg to thresholds.
+func NewPolicy(cfg Config) (*Policy, error) {
+	p := &Policy{tools: make(map[string]sampling.Threshold, len(cfg.Tools)), ignoreRV: !cfg.TraceStateRandomness}
 	var err error
-	for i, reason := range SignalReasons {
-		pct, ok := r.Keep[reason]
-		if !ok {
-			pct = 100
-		}
+	for i, pct := range cfg.KeepPercent.keep() {
 		if p.keep[i], err = PercentToThreshold(pct); err != nil {
-			return nil, fmt.Errorf("keep_percent.%s: %w", reason, err)
+			return nil, fmt.Errorf("keep_percent.%s: %w", SignalReasons[i], err)
 		}
 	}
-	if p.clean, err = PercentToThreshold(r.Clean); err != nil {
+	if p.clean, err = PercentToThreshold(cfg.CleanPercent); err != nil {
 		return nil, fmt.Errorf("clean_percent: %w", err)
 	}
 	p.strictest = p.clean
-	for tool, pct := range r.Tools {
-		if p.tools[tool], err = PercentToThreshold(pct); err != nil {
+	for tool, tc := range cfg.Tools {
+		if p.tools[tool], err = PercentToThreshold(tc.CleanPercent); err != nil {
 			return nil, fmt.Errorf("tools.%s.clean_percent: %w", tool, err)
 		}
 		if sampling.ThresholdGreater(p.tools[tool], p.strictest) {

@@ -12,22 +12,8 @@ import (
 // it instead. A suspect is checked and held, and a sighting remembered and matched, under
 // the lock of the fingerprint's stripe, so no order of the two misses the match.
 
-// Holding configures the suspects a Memory holds.
-type Holding struct {
-	// MinAge is how much earlier than a suspect's start a sighting must be to resolve it
-	// (stale_cache.min_age).
-	MinAge time.Duration
-	// Window is how long a suspect is held (stale_cache.recheck_window).
-	Window time.Duration
-	// Max bounds the suspects held (stale_cache.held_suspects), split evenly over the
-	// stripes; the oldest of a full stripe is forgotten first.
-	Max int
-	// Now is the processor's clock, which the window is measured on.
-	Now func() time.Time
-}
-
 // Suspect is an attempt that looks like a stale read — ok right after a failure and far
-// faster than its siblings — whose result no other trace showed at least MinAge earlier.
+// faster than its siblings — whose result no other trace showed at least min_age earlier.
 type Suspect struct {
 	Fingerprint uint64
 	Start       pcommon.Timestamp
@@ -55,14 +41,16 @@ type Held struct {
 	Expired, Evicted int
 }
 
-// HoldSuspects turns holding on. It must be called before the memory is shared; with a
-// Window or Max of 0 nothing is held and Hold only checks.
-func (m *Memory) HoldSuspects(h Holding) {
-	m.hold = h
-	if h.Window <= 0 || h.Max <= 0 || h.Now == nil {
+// HoldSuspects turns holding on: a suspect is held for cfg.RecheckWindow, measured on now,
+// and at most cfg.HeldSuspects at once, split evenly over the stripes (the oldest of a
+// full stripe is forgotten first). It must be called before the memory is shared; with a
+// window or a bound of 0 nothing is held and Hold only checks.
+func (m *Memory) HoldSuspects(cfg Config, now func() time.Time) {
+	m.cfg, m.now = cfg, now
+	if cfg.RecheckWindow <= 0 || cfg.HeldSuspects <= 0 || now == nil {
 		return
 	}
-	per := max((h.Max+stripes-1)/stripes, 1)
+	per := max((cfg.HeldSuspects+stripes-1)/stripes, 1)
 	for i := range m.stripe {
 		m.stripe[i].held = &heldTable{ring: make([]heldSuspect, per), byFingerprint: map[uint64][]int32{}}
 	}
@@ -75,17 +63,17 @@ func (m *Memory) Hold(s Suspect) Held {
 	st, b, p := m.locateStripe(s.Fingerprint)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if b.find(p) == 0 && b[0].trace != s.Trace && int64(s.Start)-int64(b[0].at) >= m.hold.MinAge.Nanoseconds() {
+	if b.find(p) == 0 && b[0].trace != s.Trace && m.cfg.SeenEarlier(b[0].at, s.Start) {
 		out.Matched, out.Match = true, Match{Suspect: s, First: b[0].at, FirstTrace: b[0].trace}
 		return out
 	}
 	if st.held == nil {
 		return out
 	}
-	now := m.hold.Now().UnixNano()
+	now := m.now().UnixNano()
 	out.Expired = st.held.expire(now)
 	s.Fingerprint = p
-	out.Evicted = st.held.push(s, now+m.hold.Window.Nanoseconds())
+	out.Evicted = st.held.push(s, now+m.cfg.RecheckWindow.Nanoseconds())
 	out.Held = true
 	return out
 }
@@ -93,10 +81,10 @@ func (m *Memory) Hold(s Suspect) Held {
 // Expire lets go of the suspects whose window has passed and returns how many, so they
 // are counted when they end, not when their stripe is next used.
 func (m *Memory) Expire() int {
-	if m.hold.Now == nil {
+	if m.now == nil {
 		return 0
 	}
-	now := m.hold.Now().UnixNano()
+	now := m.now().UnixNano()
 	n := 0
 	for i := range m.stripe {
 		st := &m.stripe[i]
@@ -198,8 +186,8 @@ func (t *heldTable) unlink(fingerprint uint64, slot int32) {
 }
 
 // resolve returns the live suspects of fingerprint, in another trace than the sighting's and
-// starting at least minAge after it, and lets them go.
-func (t *heldTable) resolve(fingerprint uint64, at pcommon.Timestamp, trace pcommon.TraceID, minAge, now int64) []Match {
+// that the sighting counts as cached for (cfg.SeenEarlier), and lets them go.
+func (t *heldTable) resolve(fingerprint uint64, at pcommon.Timestamp, trace pcommon.TraceID, cfg *Config, now int64) []Match {
 	slots := t.byFingerprint[fingerprint]
 	if len(slots) == 0 {
 		return nil
@@ -208,7 +196,7 @@ func (t *heldTable) resolve(fingerprint uint64, at pcommon.Timestamp, trace pcom
 	keep := slots[:0]
 	for _, i := range slots {
 		h := &t.ring[i]
-		if h.live && h.until >= now && h.s.Trace != trace && int64(h.s.Start)-int64(at) >= minAge {
+		if h.live && h.until >= now && h.s.Trace != trace && cfg.SeenEarlier(at, h.s.Start) {
 			out = append(out, Match{Suspect: h.s, First: at, FirstTrace: trace})
 			h.live, h.s.Report = false, nil
 			continue

@@ -17,8 +17,8 @@ type clock struct{ ns atomic.Int64 }
 func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 func minutes(n int) pcommon.Timestamp    { return pcommon.Timestamp(time.Duration(n) * time.Minute) }
-func holding(c *clock, max int) Holding {
-	return Holding{MinAge: time.Minute, Window: 2 * time.Minute, Max: max, Now: c.now}
+func holding(max int) Config {
+	return Config{MinAge: time.Minute, RecheckWindow: 2 * time.Minute, HeldSuspects: max}
 }
 func suspect(fingerprint uint64, startMin int, trace byte) Suspect {
 	return Suspect{Fingerprint: fingerprint, Start: minutes(startMin), Trace: pcommon.TraceID{trace}, Report: trace}
@@ -32,7 +32,7 @@ func TestHoldFindsTheMatchInEitherOrder(t *testing.T) {
 	original, stale := pcommon.TraceID{1}, pcommon.TraceID{2}
 
 	m := New(1000)
-	m.HoldSuspects(holding(c, 100))
+	m.HoldSuspects(holding(100), c.now)
 	assert.Empty(t, m.Remember(7, minutes(0), original))
 	h := m.Hold(suspect(7, 2, 2))
 	require.True(t, h.Matched, "the original was remembered first")
@@ -41,7 +41,7 @@ func TestHoldFindsTheMatchInEitherOrder(t *testing.T) {
 	assert.Equal(t, minutes(0), h.Match.First)
 
 	m = New(1000)
-	m.HoldSuspects(holding(c, 100))
+	m.HoldSuspects(holding(100), c.now)
 	h = m.Hold(suspect(7, 2, 2))
 	require.True(t, h.Held)
 	assert.False(t, h.Matched)
@@ -60,7 +60,7 @@ func TestHoldFindsTheMatchInEitherOrder(t *testing.T) {
 func TestHoldNearMisses(t *testing.T) {
 	c := &clock{}
 	m := New(1000)
-	m.HoldSuspects(holding(c, 100))
+	m.HoldSuspects(holding(100), c.now)
 	require.True(t, m.Hold(suspect(7, 10, 2)).Held)
 	assert.Empty(t, m.Remember(7, minutes(0), pcommon.TraceID{2}), "its own trace")
 	assert.Empty(t, m.Remember(7, minutes(10)-pcommon.Timestamp(30*time.Second), pcommon.TraceID{3}), "30s before: younger than min_age")
@@ -75,7 +75,7 @@ func TestHoldNearMisses(t *testing.T) {
 func TestHeldSuspectsExpireAndAreBounded(t *testing.T) {
 	c := &clock{}
 	m := New(1000)
-	m.HoldSuspects(holding(c, 1)) // one suspect per stripe
+	m.HoldSuspects(holding(1), c.now) // one suspect per stripe
 	require.True(t, m.Hold(suspect(7, 2, 2)).Held)
 	c.advance(2 * time.Minute)
 	assert.Equal(t, 0, m.Expire(), "held for the whole window")
@@ -101,7 +101,7 @@ func TestHeldSuspectsExpireAndAreBounded(t *testing.T) {
 // TestHoldingOffOnlyChecks: with no window the memory checks and never holds.
 func TestHoldingOffOnlyChecks(t *testing.T) {
 	m := New(1000)
-	m.HoldSuspects(Holding{MinAge: time.Minute})
+	m.HoldSuspects(Config{MinAge: time.Minute}, nil)
 	assert.False(t, m.Hold(suspect(7, 2, 2)).Held)
 	assert.Empty(t, m.Remember(7, minutes(0), pcommon.TraceID{1}))
 	m.Remember(7, minutes(0), pcommon.TraceID{1})
@@ -114,7 +114,7 @@ func TestHoldingOffOnlyChecks(t *testing.T) {
 func TestHoldAndRememberRaceMissNothing(t *testing.T) {
 	c := &clock{}
 	m := New(100000)
-	m.HoldSuspects(holding(c, 10000))
+	m.HoldSuspects(holding(10000), c.now)
 	const pairs = 2000
 	var matched [pairs]atomic.Int32
 	var wg sync.WaitGroup

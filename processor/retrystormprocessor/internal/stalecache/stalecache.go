@@ -6,6 +6,7 @@ package stalecache // import "github.com/retrystorm/retrystorm/processor/retryst
 import (
 	"math/bits"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
@@ -36,7 +37,10 @@ const stripes = 16
 // also holds suspects (hold.go). It is safe for concurrent use by the processor's shards.
 type Memory struct {
 	stripe [stripes]stripe
-	hold   Holding
+	// cfg and now are HoldSuspects's: min_age for both the check and holding, and the
+	// clock of the recheck window.
+	cfg Config
+	now func() time.Time
 }
 
 // New returns a Memory of size fingerprints, rounded up to whole buckets in every stripe.
@@ -121,7 +125,7 @@ func (m *Memory) Remember(fingerprint uint64, at pcommon.Timestamp, trace pcommo
 	if st.held == nil {
 		return nil
 	}
-	return st.held.resolve(p, at, trace, m.hold.MinAge.Nanoseconds(), m.hold.Now().UnixNano())
+	return st.held.resolve(p, at, trace, &m.cfg, m.now().UnixNano())
 }
 
 // Len is the number of fingerprints held.

@@ -74,11 +74,12 @@ func DefaultFollowModel() FollowModel {
 	return FollowModel{Enabled: true, OfferedTools: true, HandoffPrefixes: []string{"transfer_to_"}}
 }
 
-// ValidateRules reports an empty tool_spans list, an empty follow_model.handoff_prefixes
-// entry, and every rule of tool_spans,
-// not_tool_spans and agent_spans that does not set exactly one matcher, as parent.tool_spans[i]. It is not
-// Validate: confmap would call that a second time.
-func (r *Recognition) ValidateRules(parent string) error {
+// ValidateAt checks the block found at key (recognition): it reports an empty tool_spans
+// list, an empty follow_model.handoff_prefixes entry, and every rule of tool_spans,
+// not_tool_spans and agent_spans that does not set exactly one matcher, as
+// key.tool_spans[i]. It is not Validate, as with every block: confmap would call that
+// too, and put the path before errors that name it.
+func (r *Recognition) ValidateAt(parent string) error {
 	var errs error
 	if len(r.ToolSpans) == 0 {
 		errs = fmt.Errorf("%s.tool_spans must list at least one rule", parent)
@@ -106,6 +107,34 @@ func validateRules(list string, rules []Rule) error {
 		}
 		if rule.Value != "" && rule.Attribute == "" {
 			errs = errors.Join(errs, fmt.Errorf("%s[%d].value needs attribute", list, i))
+		}
+	}
+	return errs
+}
+
+// StatusConfig configures the isError status remap: the processor's status block.
+type StatusConfig struct {
+	// OverrideOK lets an isError result (or a tool's own failure report) turn an explicit
+	// OK span status into ERROR. Default true.
+	OverrideOK bool `mapstructure:"override_ok"`
+	// ToolErrorValues are the values of an attributes.tool_status source that say the
+	// tool failed (ignoring case and surrounding white space); the attempt then fails and
+	// is remapped like an isError result. Default [error].
+	ToolErrorValues []string `mapstructure:"tool_error_values"`
+}
+
+// DefaultStatus remaps, and reads a tool_status of "error" as a failure.
+func DefaultStatus() StatusConfig {
+	return StatusConfig{OverrideOK: true, ToolErrorValues: DefaultToolErrorValues()}
+}
+
+// ValidateAt checks the block found at key (status), naming each key in full. It is not
+// Validate: confmap would call that too, and put the path before errors that name it.
+func (s *StatusConfig) ValidateAt(key string) error {
+	var errs error
+	for i, v := range s.ToolErrorValues {
+		if strings.TrimSpace(v) == "" {
+			errs = errors.Join(errs, fmt.Errorf("%s.tool_error_values[%d] must not be empty", key, i))
 		}
 	}
 	return errs

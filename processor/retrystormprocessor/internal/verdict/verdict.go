@@ -28,40 +28,20 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
-// Config is what the verdicts are built from: the processor's configuration, validated,
-// in the terms of the packages each step uses.
+// Config is what the verdicts are built from: each stage's block, the key read at start,
+// and the mode.
 type Config struct {
-	// Analysis configures the analyzer; its Key is set at Start.
-	Analysis analysis.Config
-	// Sampling are the keep rates (sampling).
-	Sampling sample.Rates
-	// Redaction configures the redactor (redaction, attributes).
-	Redaction redact.Config
-	// RedactPayloads redacts the tool payloads of kept traces (hashing.redact_payloads).
-	RedactPayloads bool
-	// StaleCache sizes the memory behind the stale-cache check (divergence.stale_cache).
-	StaleCache StaleCacheConfig
+	Stages
+	// Key is the HMAC-SHA256 key of the payload hashes, read at start (nil: plain SHA-256).
+	Key []byte
 	// Released: the traces were sampled before (`buffering: false`); the policy keeps
 	// every one, and their tracestate is not stamped.
 	Released bool
 	// Memory, when set, is a result memory made elsewhere — the one the retry_storm
 	// sampling policy fills with every trace it assesses — used instead of one of
-	// StaleCache.RememberedResults results, so a stale read is found against traces the
-	// sampler dropped. Suspects are held in it as StaleCache says.
+	// divergence.stale_cache.remembered_results results, so a stale read is found against
+	// traces the sampler dropped. Suspects are held in it as divergence.stale_cache says.
 	Memory *stalecache.Memory
-}
-
-// StaleCacheConfig sizes the result memory shared by the shards and the suspects it holds.
-type StaleCacheConfig struct {
-	// RememberedResults is how many result fingerprints are remembered; 0 turns the
-	// stale-cache check off.
-	RememberedResults int
-	// MinAge is how much earlier a result must have been seen to count as cached.
-	MinAge time.Duration
-	// RecheckWindow is how long a suspect is held for the trace it copied.
-	RecheckWindow time.Duration
-	// HeldSuspects bounds the suspects held at once.
-	HeldSuspects int
 }
 
 // Shared is what every shard's Verdict shares.
@@ -100,7 +80,8 @@ func NewVerdicts(cfg Config, tb *metadata.TelemetryBuilder, logger *zap.Logger) 
 	rates := cfg.Sampling
 	if cfg.Released {
 		// Released traces were sampled already: every one is kept, at no threshold.
-		rates = sample.Rates{Clean: 100}
+		rates = sample.DefaultConfig()
+		rates.CleanPercent, rates.Tools = 100, nil
 	}
 	policy, err := sample.NewPolicy(rates)
 	if err != nil {
@@ -119,15 +100,16 @@ func (vs *Verdicts) UseMemory(m *stalecache.Memory) { vs.cfg.Memory = m }
 // takes the HMAC key and the store's per-trace bound, and registers the observable
 // counters.
 func (vs *Verdicts) Start(key []byte, now func() time.Time, maxTraceBytes int64) error {
-	vs.cfg.Analysis.Key = key
+	vs.cfg.Key = key
 	vs.shared.MaxTraceBytes = maxTraceBytes
-	sc := vs.cfg.StaleCache
+	sc := vs.cfg.Divergence.StaleCache
 	held := vs.cfg.Memory
-	if held == nil && sc.RememberedResults > 0 {
-		held = stalecache.New(sc.RememberedResults)
+	if held == nil {
+		held = stalecache.NewMemory(sc, now)
+	} else {
+		held.HoldSuspects(sc, now)
 	}
 	if held != nil {
-		held.HoldSuspects(stalecache.Holding{MinAge: sc.MinAge, Window: sc.RecheckWindow, Max: sc.HeldSuspects, Now: now})
 		vs.shared.Held, vs.shared.Memory = held, held
 	}
 	if err := vs.shared.Tel.Register(); err != nil {
@@ -135,6 +117,10 @@ func (vs *Verdicts) Start(key []byte, now func() time.Time, maxTraceBytes int64)
 	}
 	return nil
 }
+
+// ClientInputs are the attributes under retry_storm's namespace the analysis reads from
+// clients' spans.
+func (vs *Verdicts) ClientInputs() []string { return vs.cfg.ClientInputs() }
 
 // Shard makes one shard's Verdict.
 func (vs *Verdicts) Shard() held.Verdict[Notes, Kept] { return New(vs.cfg, vs.shared) }
@@ -157,8 +143,8 @@ type Verdict struct {
 func New(cfg Config, shared Shared) *Verdict {
 	return &Verdict{
 		cfg: cfg, shared: shared,
-		analyzer: analysis.New(cfg.Analysis, shared.Memory),
-		redactor: redact.New(cfg.Redaction, cfg.Analysis.Key),
+		analyzer: analysis.New(cfg.AnalysisConfig, cfg.Key, shared.Memory),
+		redactor: redact.New(cfg.Redaction, cfg.Attributes, cfg.Key),
 		sealer:   stormrecord.NewSealer(),
 	}
 }
@@ -387,10 +373,10 @@ func (v *Verdict) Decide(n *Notes, t *Trace, early bool, now time.Time) Outcome 
 		v.holdSuspects(tr, d)
 		return Outcome{Reason: string(d.Reason)}
 	}
-	st := annotate.Apply(tr, annotate.Options{Reason: string(d.Reason), Redact: v.cfg.RedactPayloads})
+	st := annotate.Apply(tr, annotate.Options{Reason: string(d.Reason), Redact: v.cfg.Hashing.RedactPayloads})
 	v.shared.Tel.remapped(st.Remapped)
 	kd := Kept{reason: reasonIndex(d.Reason), Stamp: d.Stamp, Threshold: d.Threshold}
-	if v.cfg.RedactPayloads {
+	if v.cfg.Hashing.RedactPayloads {
 		var known *redact.Values
 		if t.Rest != nil && t.Rest.Kept != nil {
 			known = t.Rest.Kept.Payloads // copies of the first part's payloads in the rest
@@ -411,9 +397,9 @@ func (v *Verdict) Decide(n *Notes, t *Trace, early bool, now time.Time) Outcome 
 // returns the trace's verdict with the payloads these spans brought; changed says there
 // were some, for the store to remember.
 func (v *Verdict) Late(set *spanset.Set, kd Kept) (_ Kept, changed bool) {
-	tools, st := annotate.LateSpans(set.All(), v.analyzer.Extractor(), annotate.Options{Redact: v.cfg.RedactPayloads})
+	tools, st := annotate.LateSpans(set.All(), v.analyzer.Extractor(), annotate.Options{Redact: v.cfg.Hashing.RedactPayloads})
 	v.shared.Tel.remapped(st.Remapped)
-	if v.cfg.RedactPayloads {
+	if v.cfg.Hashing.RedactPayloads {
 		if vals := v.redactLate(set, tools, kd.Payloads); vals != kd.Payloads {
 			// Tool spans among the late ones brought payloads: later spans are scrubbed of them too.
 			kd.Payloads, changed = vals, true
