@@ -8,7 +8,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"io"
 	"os"
 	"os/signal"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 
 	"github.com/retrystorm/retrystorm/internal/benchharness"
 )

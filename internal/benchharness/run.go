@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"io"
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 )
 
 // Options configures a harness run. The zero value of a field means its default.

@@ -39,7 +39,7 @@ var fixtureReasons = map[string]string{
 	"mixed_subagent_duplicate.json":    "divergence",
 	"openinference.json":               "storm",
 	"openllmetry_mcp.json":             "storm",
-	"attempt_record.json":                 "storm",
+	"attempt_record.json":              "storm",
 	"vercel_v6.json":                   "clean",
 }
 
