@@ -111,12 +111,12 @@ buffering: false
 `
 
 // RedactionConfig is the contrib redaction processor as its README shows it, masking card
-// numbers, e-mail addresses and IBANs in every attribute value of the kept spans. The
-// card patterns are the README's (Visa, MasterCard); the README has none for e-mail
-// addresses or IBANs, so the e-mail pattern is the one the processor's own tests use and
-// the IBAN pattern takes a country code, check digits and groups of four, spaced or not
-// (the agent traffic writes them spaced). summary is left at its default: no audit
-// attributes are added.
+// numbers, e-mail addresses and IBANs in every string attribute of the kept traces
+// (resource, scope, span and event attributes; redact_all_types is off). The card
+// patterns are the README's (Visa, MasterCard); the README has none for e-mail addresses
+// or IBANs, so the e-mail pattern is the one the processor's own tests use and the IBAN
+// pattern takes a country code, check digits and groups of four, spaced or not (the agent
+// traffic writes them spaced). summary is left at its default: no audit attributes.
 const RedactionConfig = `
 allow_all_keys: true
 blocked_values:
