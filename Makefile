@@ -68,8 +68,10 @@ e2e: build
 run: build
 	@GO="$(GO)" bash scripts/run-demo.sh
 
-# Benchmarks (BENCHMARKS.md). `make bench` runs the in-process comparison of retry_storm with
-# tail_sampling and a floor (cmd/stormbench) and ends with one `ratio …` line per target;
+# Benchmarks (BENCHMARKS.md). `make bench` runs the in-process comparison (cmd/stormbench) of
+# retry_storm with tail_sampling, the floors and two tail_sampling stacks (then the
+# retry_storm policy and processor; then the contrib redaction processor) and ends with one
+# `ratio …` line per target;
 # `make bench-e2e` builds both collectors and drives them over OTLP gRPC (agentsim, then a replay).
 STORMBENCH_FLAGS     ?=
 STORMBENCH_E2E_FLAGS ?=

@@ -1,14 +1,14 @@
 // Command stormbench measures retry_storm side by side with tail_sampling and a floor on the
 // same agent traffic, in one process (and retry_storm without redaction, to show what
-// redaction costs), and prints markdown tables followed by one machine-readable ratio line
-// per target. See BENCHMARKS.md.
+// redaction costs, and tail_sampling followed by the retry_storm policy and processor or by
+// the contrib redaction processor), and prints markdown tables followed by one
+// machine-readable ratio line per target. See BENCHMARKS.md.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"io"
 	"os"
 	"os/signal"
@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 
 	"github.com/retrystorm/retrystorm/internal/benchharness"
 )

@@ -120,7 +120,7 @@ func (h HeapSample) PerSpan() float64 { return float64(h.HeapAlloc) / float64(h.
 func runHeap(ctx context.Context, w *Workload, variant string) (HeapSample, error) {
 	h := HeapSample{Variant: variant, Spans: w.Spans()}
 	out := newSink(w, time.Now())
-	overrides := map[string]string{VariantTailSampling: tailSamplingHoldAll, VariantRetryStorm: retryStormHoldAll}[variant]
+	overrides := holdAll[variant]
 	sub, err := newSubject(ctx, variant, out, overrides)
 	if err != nil {
 		return h, err

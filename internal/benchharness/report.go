@@ -98,7 +98,8 @@ type Ratio struct {
 
 func (r Ratio) String() string { return fmt.Sprintf("ratio %s %s=%.2f", r.Metric, r.Pair, r.Value) }
 
-// Ratios are the five ratios the issue asks for, in its order.
+// Ratios are the five ratios the issue asks for, in its order, then the ones added beside
+// them.
 func (r *Results) Ratios() []Ratio {
 	cpu := func(v string) float64 { return medianOf(r.Compare[v], CompareSample.CPUPerSpan) }
 	heap := func(v string) float64 { return medianOf(r.Heap[v], HeapSample.PerSpan) }
@@ -120,6 +121,11 @@ func (r *Results) Ratios() []Ratio {
 		// The physical limits: what holding every request costs, decoded and encoded.
 		{"cpu_per_span", VariantRetryStorm + "/" + VariantFloorHold, cpu(VariantRetryStorm) / cpu(VariantFloorHold)},
 		{"cpu_per_span", VariantRetryStorm + "/" + VariantFloorPack, cpu(VariantRetryStorm) / cpu(VariantFloorPack)},
+		// For teams that keep tail_sampling: what the retry_storm policy and the verdict
+		// after it add to tail_sampling, and retry_storm against the contrib stack a user
+		// would assemble for the same protection.
+		{"cpu_per_span", VariantTailSamplingRetryStorm + "/" + VariantTailSampling, cpu(VariantTailSamplingRetryStorm) / cpu(VariantTailSampling)},
+		{"cpu_per_span", VariantRetryStorm + "/" + VariantTailSamplingRedaction, cpu(VariantRetryStorm) / cpu(VariantTailSamplingRedaction)},
 	}
 }
 

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"io"
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 )
 
 // Options configures a harness run. The zero value of a field means its default.
@@ -47,7 +48,8 @@ type Options struct {
 	CoresRepeats int
 	// Checks selects what to run among AllChecks; default all of them.
 	Checks []string
-	// Variants selects the variants of the comparison and heap checks; default Variants.
+	// Variants selects the variants of the comparison, latency and heap checks; default
+	// Variants.
 	Variants []string
 	// CPUProfile, when set, receives a CPU profile of the first measured comparison run
 	// (feed and shutdown only), or of the first latency run when the comparison is not
@@ -209,7 +211,7 @@ func runComparison(ctx context.Context, o Options, r *Results) error {
 				return err
 			}
 			r.Compare[v] = append(r.Compare[v], s)
-			logf(o, "compare %d/%d %-13s %7.0f ns/span CPU, %6.0f B/span, %5.1f allocs/span, kept %d traces; kernel %.0f ms, %d page faults",
+			logf(o, "compare %d/%d %-25s %7.0f ns/span CPU, %6.0f B/span, %5.1f allocs/span, kept %d traces; kernel %.0f ms, %d page faults",
 				rep+1, o.Repeats, v, s.CPUPerSpan(), s.AllocBytesPerSpan(), s.AllocsPerSpan(), s.KeptTraces, float64(s.SysCPU)/1e6, s.PageFaults)
 		}
 	}
@@ -242,7 +244,7 @@ func runLatency(ctx context.Context, o Options, r *Results) error {
 			return err
 		}
 		r.Latency[v] = s
-		logf(o, "latency %-13s at %.0f spans/s: p50 %s, p99 %s over %d kept traces (%d more decided at shutdown); %.0f ns/span CPU",
+		logf(o, "latency %-25s at %.0f spans/s: p50 %s, p99 %s over %d kept traces (%d more decided at shutdown); %.0f ns/span CPU",
 			v, o.LatencyRate, percentile(s.Latencies, 0.5), percentile(s.Latencies, 0.99), len(s.Latencies), s.DecidedAtShutdown, s.CPUPerSpan())
 	}
 	return nil
@@ -257,15 +259,15 @@ func runHeaps(ctx context.Context, o Options, r *Results) error {
 	defer w.Close()
 	for rep := range o.Repeats {
 		for _, v := range o.Variants {
-			if v == VariantRetryStormUnredacted {
-				continue // redaction runs on decided traces: it holds nothing
+			if !holdsOwnHeap(v) {
+				continue
 			}
 			h, err := runHeap(ctx, w, v)
 			if err != nil {
 				return err
 			}
 			r.Heap[v] = append(r.Heap[v], h)
-			logf(o, "heap %d/%d %-13s %d spans held: %.0f B/span (in use %.0f)", rep+1, o.Repeats, v,
+			logf(o, "heap %d/%d %-25s %d spans held: %.0f B/span (in use %.0f)", rep+1, o.Repeats, v,
 				h.Spans, h.PerSpan(), float64(h.HeapInuse)/float64(h.Spans))
 		}
 	}
@@ -311,6 +313,14 @@ func runScaling(ctx context.Context, o Options, r *Results) error {
 		}
 	}
 	return nil
+}
+
+// holdsOwnHeap reports whether the heap check measures v: the variants whose buffer is
+// another's are left out. Redaction runs on decided traces and holds nothing, and the
+// tail_sampling stacks hold what tail_sampling holds: the processors after it see a trace
+// only once it is decided.
+func holdsOwnHeap(v string) bool {
+	return v != VariantRetryStormUnredacted && v != VariantTailSamplingRetryStorm && v != VariantTailSamplingRedaction
 }
 
 // alternate is xs in order for even repeats and reversed for odd ones, so drift over a run

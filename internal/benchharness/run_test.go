@@ -12,8 +12,8 @@ import (
 )
 
 // A run small enough for a unit test goes through every check and ends with the five
-// ratio lines, in the issue's order and format, and the ratio without redaction beside
-// them. Figures are not checked: no timing.
+// ratio lines, in the issue's order and format, and the ones added beside them. Figures
+// are not checked: no timing.
 func TestRunEndsWithTheRatioLines(t *testing.T) {
 	res, err := Run(context.Background(), Options{
 		Traces: 40, LatencyTraces: 40, LatencyRate: 200000, HeapSpans: 2000, Buffered: []int{500, 2000},
@@ -24,14 +24,14 @@ func TestRunEndsWithTheRatioLines(t *testing.T) {
 	}
 	for _, v := range Variants {
 		heaps := 1
-		if v == VariantRetryStormUnredacted {
-			heaps = 0 // its heap is retry_storm's
+		if !holdsOwnHeap(v) {
+			heaps = 0 // its heap is retry_storm's or tail_sampling's
 		}
 		if len(res.Compare[v]) != 1 || len(res.Heap[v]) != heaps {
 			t.Fatalf("%s: %d comparison and %d heap samples", v, len(res.Compare[v]), len(res.Heap[v]))
 		}
 	}
-	if _, ok := res.Latency[VariantFloor]; ok || len(res.Latency) != 2 {
+	if _, ok := res.Latency[VariantFloor]; ok || len(res.Latency) != 4 {
 		t.Fatalf("latency runs: %v", res.Latency)
 	}
 	if kept := res.Compare[VariantRetryStorm][0].KeptTraces; kept == 0 || kept > res.Workload.Traces {
@@ -54,6 +54,8 @@ func TestRunEndsWithTheRatioLines(t *testing.T) {
 		`ratio cpu_per_span retry_storm_unredacted/tail_sampling=`,
 		`ratio cpu_per_span retry_storm/floor_hold=`,
 		`ratio cpu_per_span retry_storm/floor_pack=`,
+		`ratio cpu_per_span tail_sampling_retry_storm/tail_sampling=`,
+		`ratio cpu_per_span retry_storm/tail_sampling_redaction=`,
 	}
 	if len(lines) < len(want) {
 		t.Fatalf("report too short:\n%s", out.String())

@@ -13,7 +13,7 @@ import (
 
 func TestEveryVariantStartsAndStops(t *testing.T) {
 	for _, v := range Variants {
-		for _, overrides := range []string{"", map[string]string{VariantTailSampling: tailSamplingHoldAll, VariantRetryStorm: retryStormHoldAll}[v]} {
+		for _, overrides := range []string{"", holdAll[v]} {
 			sub, err := newSubject(context.Background(), v, consumertest.NewNop(), overrides)
 			if err != nil {
 				t.Fatalf("%s: %v", v, err)
