@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/tailsamplingprocessor/pkg/samplingpolicy"
 	"github.com/stretchr/testify/assert"
@@ -28,7 +29,7 @@ func (h hostWith) GetExtensions() map[component.ID]component.Component { return 
 // that copied its result, as tail_sampling would, then sends what the policy kept through
 // a retry_storm processor with buffering: false whose host runs the extension when
 // shared. It returns the finding kinds of the records the processor wrote.
-func findingsAfterTheSampler(t *testing.T, shared bool) []string {
+func findingsAfterTheSampler(t *testing.T, shared, staleFirst bool) []string {
 	t.Helper()
 	ctx := context.Background()
 	extFactory := retrystormpolicyextension.NewFactory()
@@ -53,16 +54,33 @@ func findingsAfterTheSampler(t *testing.T, shared bool) []string {
 
 	original, stale := buffertest.ChargeCardTrace(buffertest.TraceID(1), false), buffertest.StaleRead(buffertest.TraceID(2))
 	staleSpans := stale.SpanCount()
-	for _, td := range []ptrace.Traces{original, stale} {
+	order := []ptrace.Traces{original, stale}
+	if staleFirst {
+		order = []ptrace.Traces{stale, original}
+	}
+	for _, td := range order {
 		d, err := policy.Evaluate(ctx, td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID(), &samplingpolicy.TraceData{ReceivedBatches: td})
 		require.NoError(t, err)
 		if d == samplingpolicy.Sampled {
 			require.NoError(t, p.ConsumeTraces(ctx, td))
+			// The processor decides the released trace before the sampler goes on.
+			require.Eventually(t, func() bool { return sink.SpanCount() >= staleSpans }, 10*time.Second, 10*time.Millisecond)
 		}
 	}
+	if staleFirst && shared {
+		// The processor held the suspect; the policy's sighting of the original resolves
+		// it, and the processor sends the finding on a late-finding span.
+		require.Eventually(t, func() bool { return sink.SpanCount() > staleSpans }, 10*time.Second, 10*time.Millisecond)
+	}
 	require.NoError(t, p.Shutdown(ctx))
-	require.Equal(t, staleSpans, sink.SpanCount(), "the policy keeps the stale read, leaves the clean original to other policies")
+	spans := staleSpans
+	if staleFirst && shared {
+		spans++ // the late-finding span
+	}
+	require.Equal(t, spans, sink.SpanCount(), "the policy keeps the stale read, leaves the clean original to other policies")
 	var kinds []string
+	// The latest revision of each call's record.
+	latest := map[string]stormrecord.Record{}
 	for _, td := range sink.AllTraces() {
 		for _, rs := range td.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
@@ -73,11 +91,16 @@ func findingsAfterTheSampler(t *testing.T, shared bool) []string {
 					}
 					var r stormrecord.Record
 					require.NoError(t, json.Unmarshal([]byte(v.Str()), &r))
-					for _, f := range r.Findings {
-						kinds = append(kinds, f.Kind)
+					if prev, seen := latest[r.ID]; !seen || r.Revision > prev.Revision {
+						latest[r.ID] = r
 					}
 				}
 			}
+		}
+	}
+	for _, r := range latest {
+		for _, f := range r.Findings {
+			kinds = append(kinds, f.Kind)
 		}
 	}
 	return kinds
@@ -89,7 +112,16 @@ func findingsAfterTheSampler(t *testing.T, shared bool) []string {
 // result memory, the processor still records the stale_cache_suspect finding the policy
 // kept the trace for. Without the extension in the collector it cannot.
 func TestAfterTailSamplingStaleReadsAreFoundAgainstDroppedTraces(t *testing.T) {
-	assert.Contains(t, findingsAfterTheSampler(t, true), "stale_cache_suspect")
-	assert.NotContains(t, findingsAfterTheSampler(t, false), "stale_cache_suspect",
+	assert.Contains(t, findingsAfterTheSampler(t, true, false), "stale_cache_suspect")
+	assert.NotContains(t, findingsAfterTheSampler(t, false, false), "stale_cache_suspect",
 		"without the policy's memory the original is unknown: the control shows what sharing adds")
+}
+
+// TestAfterTailSamplingAStaleReadBeforeItsOriginal: the sampler releases the stale read
+// before it assesses the original (a later tick, or the order within one). The processor
+// holds the suspect; the policy's sighting of the original resolves it in the shared
+// memory, and the processor reports the finding on a late-finding span, the call's record
+// again at its next revision, as a buffering processor does.
+func TestAfterTailSamplingAStaleReadBeforeItsOriginal(t *testing.T) {
+	assert.Contains(t, findingsAfterTheSampler(t, true, true), "stale_cache_suspect")
 }

@@ -6,6 +6,7 @@ package stalecache // import "github.com/retrystorm/retrystorm/processor/retryst
 import (
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -41,6 +42,12 @@ type Memory struct {
 	// clock of the recheck window.
 	cfg Config
 	now func() time.Time
+
+	// unclaimed are matches a sighting remembered by a caller that reports no finding
+	// resolved (Unclaimed); pending says there are some, read without the lock.
+	unclaimedMu sync.Mutex
+	unclaimed   []Match
+	pending     atomic.Bool
 }
 
 // New returns a Memory of size fingerprints, rounded up to whole buckets in every stripe.
@@ -149,4 +156,32 @@ func (m *Memory) Len() int {
 // Cap is the number of fingerprints the memory can hold.
 func (m *Memory) Cap() int {
 	return stripes * len(m.stripe[0].buckets) * ways
+}
+
+// Unclaimed keeps matches that a sighting resolved for a caller that reports no finding
+// itself — the retry_storm sampling policy, whose memory the processor after the sampler
+// shares: the holder of the suspects takes them (TakeUnclaimed) and reports them. They are
+// bounded by the suspects held.
+func (m *Memory) Unclaimed(matches []Match) {
+	if len(matches) == 0 {
+		return
+	}
+	m.unclaimedMu.Lock()
+	m.unclaimed = append(m.unclaimed, matches...)
+	m.pending.Store(true)
+	m.unclaimedMu.Unlock()
+}
+
+// TakeUnclaimed returns the matches kept by Unclaimed since the last call, and forgets
+// them.
+func (m *Memory) TakeUnclaimed() []Match {
+	if !m.pending.Load() {
+		return nil
+	}
+	m.unclaimedMu.Lock()
+	defer m.unclaimedMu.Unlock()
+	out := m.unclaimed
+	m.unclaimed = nil
+	m.pending.Store(false)
+	return out
 }

@@ -181,10 +181,17 @@ func lateSpanID(trace pcommon.TraceID, attempt pcommon.SpanID, revision int) pco
 // memory's 16 locks.
 const expireEvery = time.Second
 
-// ExpireSuspects lets go of the held suspects whose recheck window has passed and counts
-// them, at most once a second per shard.
+// ExpireSuspects reports the suspects resolved by traces another verdict assessed, and lets
+// go of the held suspects whose recheck window has passed and counts them, at most once a
+// second per shard.
 func (v *Verdict) ExpireSuspects(now time.Time) {
-	if v.shared.Held == nil || now.Sub(v.lastExpire) < expireEvery {
+	if v.shared.Held == nil {
+		return
+	}
+	// Suspects a sampling policy sharing the memory resolved, reported by the first shard
+	// to look.
+	v.reportResolved(v.shared.Held.TakeUnclaimed())
+	if now.Sub(v.lastExpire) < expireEvery {
 		return
 	}
 	v.lastExpire = now

@@ -21,6 +21,7 @@ import (
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/redact"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/sample"
 	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/spanset"
+	"github.com/retrystorm/retrystorm/processor/retrystormprocessor/internal/stalecache"
 )
 
 // Verdict decides the traces of one shard. It is not safe for concurrent use: it holds an
@@ -364,9 +365,19 @@ func (v *Verdict) Assess(td ptrace.Traces) sample.Decision {
 	defer func() { v.analyzer.Recycle(q) }()
 	if q = v.analyzer.TriageIndexed(q); q.Clean {
 		settled := v.analyzer.Settle(q, "")
-		v.analyzer.RememberClean(settled)
+		v.handOff(v.analyzer.RememberClean(settled))
 		return v.shared.Policy.Decide(sample.Input{TraceID: settled.TraceID, Tools: settled.Tools})
 	}
 	tr := v.analyzer.AnalyzeTree(q.Tree)
+	v.handOff(tr.Resolved)
 	return v.shared.Policy.Decide(sample.Input{TraceID: tr.TraceID, Signals: signalsOf(tr.Signals), Tools: tr.Tools})
+}
+
+// handOff leaves the suspects an assessed trace's results resolved to whoever holds them
+// (stalecache.Memory.Unclaimed): a processor after the sampler that shares the memory
+// reports the findings on its trace's records.
+func (v *Verdict) handOff(matches []stalecache.Match) {
+	if m, ok := v.shared.Memory.(*stalecache.Memory); ok && m != nil {
+		m.Unclaimed(matches)
+	}
 }
