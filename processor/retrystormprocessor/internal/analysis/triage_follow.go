@@ -35,8 +35,10 @@ func (an *Analyzer) followTriage(q *IndexedTrace, st *triageSpans) triageStop {
 		execs = append(execs, conversation.Executor{Node: st.attempts[i].Node, CallID: a.CallID, Tool: a.ToolName, Start: a.Start})
 	}
 	an.scratch.executors = execs[:0]
+	var of []int // the request each attempt answers
 	if conv.MessageSpans > 0 {
-		if stop := an.followedExecutors(q, st, conv, execs); stop != "" {
+		var stop triageStop
+		if of, stop = an.followedExecutors(q, st, conv, execs); stop != "" {
 			return stop
 		}
 	}
@@ -46,21 +48,22 @@ func (an *Analyzer) followTriage(q *IndexedTrace, st *triageSpans) triageStop {
 			return stopOfferedTool
 		}
 	}
-	q.Unseen = an.triageUnseen(t, st, conv, execs)
+	q.Unseen = an.triageUnseen(t, st, conv, execs, of)
 	return ""
 }
 
-// followedExecutors matches the requests to the attempts and stops where the analysis
-// could find more than the rules did.
-func (an *Analyzer) followedExecutors(q *IndexedTrace, st *triageSpans, conv *conversation.Conversation, execs []conversation.Executor) triageStop {
+// followedExecutors matches the requests to the attempts (of: the request each answers,
+// valid until the analyzer's next match) and stops where the analysis could find more
+// than the rules did.
+func (an *Analyzer) followedExecutors(q *IndexedTrace, st *triageSpans, conv *conversation.Conversation, execs []conversation.Executor) ([]int, triageStop) {
 	t := q.Tree
-	of, count := conversation.Match(t, conv.Requests, execs)
+	of, count := an.scratch.matcher.Match(t, conv.Requests, execs)
 	for _, n := range count {
 		switch {
 		case n == 0:
-			return stopUnanswered
+			return nil, stopUnanswered
 		case n > 1:
-			return stopRetriedRequest
+			return nil, stopRetriedRequest
 		}
 	}
 	withResult := an.scratch.withResult
@@ -70,10 +73,10 @@ func (an *Analyzer) followedExecutors(q *IndexedTrace, st *triageSpans, conv *co
 	}
 	for _, e := range execs {
 		if !withResult[e.Node] {
-			return stopResultUnread
+			return nil, stopResultUnread
 		}
 		if e.CallID != "" && len(descendantsCarrying(t, e.Node, e.CallID, st.isTool, conv, &an.scratch.walk, true)) > 0 {
-			return stopSubAttempt
+			return nil, stopSubAttempt
 		}
 	}
 	// An attempt keyed by the fallback takes its request's call id, as the analysis
@@ -83,14 +86,15 @@ func (an *Analyzer) followedExecutors(q *IndexedTrace, st *triageSpans, conv *co
 			q.DegradedCalls--
 		}
 	}
-	return ""
+	return of, ""
 }
 
 // triageUnseen counts, for a trace about to be proven clean, what countUnseen would: no
 // request is left unanswered (triage stops there), so only attempts without arguments
-// (none of their own, none from their request) and without a result (none of their own:
-// with messages beside them triage stops there) are counted.
-func (an *Analyzer) triageUnseen(t *grouping.Tree, st *triageSpans, conv *conversation.Conversation, execs []conversation.Executor) map[UnseenKey]int {
+// (none from their request, none of their own) and without a result (none of their own:
+// with messages beside them triage stops there) are counted. of is the request each
+// attempt answers, as followedExecutors matched them (nil: no message structure).
+func (an *Analyzer) triageUnseen(t *grouping.Tree, st *triageSpans, conv *conversation.Conversation, execs []conversation.Executor, of []int) map[UnseenKey]int {
 	var out map[UnseenKey]int
 	add := func(reason string, node int32) {
 		if out == nil {
@@ -98,17 +102,14 @@ func (an *Analyzer) triageUnseen(t *grouping.Tree, st *triageSpans, conv *conver
 		}
 		out[UnseenKey{Reason: reason, Scope: t.Nodes[node].Scope.Name()}]++
 	}
-	var of []int
-	if len(conv.Requests) > 0 {
-		of, _ = conversation.Match(t, conv.Requests, execs)
-	}
 	withResult := an.scratch.withResult
 	clear(withResult)
 	for _, p := range st.fingerprints {
 		withResult[p.node] = true
 	}
 	for i, e := range execs {
-		if !an.x.HasArgs(t.Nodes[e.Node].Span) && (of == nil || of[i] < 0 || !conv.Requests[of[i]].HasArgs) {
+		told := of != nil && of[i] >= 0 && conv.Requests[of[i]].HasArgs
+		if !told && !an.x.HasArgs(t.Nodes[e.Node].Span) {
 			add(UnseenArgumentsUnread, e.Node)
 		}
 		if !withResult[e.Node] {

@@ -29,22 +29,41 @@ type Executor struct {
 // no executor answered yet, else the latest one (a retry of it: a framework re-runs a call
 // without asking the model again). What is left is paired in order, tool by tool.
 func Match(t *grouping.Tree, reqs []Request, execs []Executor) (of []int, count []int) {
-	of = make([]int, len(execs))
-	count = make([]int, len(reqs))
+	var m Matcher
+	return m.Match(t, reqs, execs)
+}
+
+// Matcher matches as Match does, in working space it keeps from one match to the next:
+// triage matches every trace. Its results are valid until its next Match. It is not safe
+// for concurrent use.
+type Matcher struct {
+	of, count, order, made []int
+	byID                   map[string]int
+}
+
+// Match is Match, in m's space.
+func (m *Matcher) Match(t *grouping.Tree, reqs []Request, execs []Executor) (of []int, count []int) {
+	of = grow(&m.of, len(execs))
+	count = grow(&m.count, len(reqs))
 	for i := range of {
 		of[i] = -1
 	}
 	if len(reqs) == 0 || len(execs) == 0 {
 		return of, count
 	}
-	byID := make(map[string]int, len(reqs))
+	if m.byID == nil {
+		m.byID = make(map[string]int, len(reqs))
+	}
+	byID := m.byID
+	clear(byID)
+	defer clear(byID) // no ids of this trace kept alive
 	for j, r := range reqs {
 		if r.CallID != "" {
 			byID[r.CallID] = j
 		}
 	}
 	// Executors in start order, so a retry finds its first attempt answered.
-	order := make([]int, len(execs))
+	order := grow(&m.order, len(execs))
 	for i := range order {
 		order[i] = i
 	}
@@ -56,7 +75,7 @@ func Match(t *grouping.Tree, reqs []Request, execs []Executor) (of []int, count 
 		}
 	}
 	// Requests in the order they were made.
-	made := make([]int, len(reqs))
+	made := grow(&m.made, len(reqs))
 	for j := range made {
 		made[j] = j
 	}
@@ -114,6 +133,16 @@ func Match(t *grouping.Tree, reqs []Request, execs []Executor) (of []int, count 
 		}
 	}
 	return of, count
+}
+
+// grow returns (*buf)[:n], zeroed, growing *buf when it is short.
+func grow(buf *[]int, n int) []int {
+	if cap(*buf) < n {
+		*buf = make([]int, n, n+n/2)
+	}
+	b := (*buf)[:n]
+	clear(b)
+	return b
 }
 
 func byIDHas(byID map[string]int, id string) bool {
