@@ -54,7 +54,7 @@ func (an *Analyzer) follow(t *grouping.Tree, isTool, logical []bool) *followed {
 	}
 	f := &followed{conv: conv, told: map[int32]toolspan.Told{}}
 	execs := an.executors(t, isTool, logical)
-	of, count := conversation.Match(t, conv.Requests, execs)
+	of, count := an.scratch.matcher.Match(t, conv.Requests, execs)
 	f.record(execs, of)
 	an.subAttempts(t, conv, isTool, execs, f)
 	var open []int
@@ -69,7 +69,7 @@ func (an *Analyzer) follow(t *grouping.Tree, isTool, logical []bool) *followed {
 		for k, j := range open {
 			reqs[k] = conv.Requests[j]
 		}
-		cof, ccount := conversation.Match(t, reqs, cands)
+		cof, ccount := an.scratch.candidateMatcher.Match(t, reqs, cands)
 		// Indexes into conv.Requests, as record wants them.
 		byReq := make([]int, len(cof))
 		for i, k := range cof {

@@ -72,8 +72,8 @@ type triageScratch struct {
 	withResult map[int32]bool
 	// walk is descendantsCarrying's stack.
 	walk []int32
-	// matcher is followTriage's.
-	matcher conversation.Matcher
+	// matcher is followTriage's and follow's; candidateMatcher follow's second match.
+	matcher, candidateMatcher conversation.Matcher
 }
 
 func newTriageScratch() triageScratch {

@@ -91,9 +91,9 @@ type Reader struct {
 	// found is what the span being read holds; scratch the readings' working space.
 	found   found
 	scratch scratch
-	// skim is the conversation a skim returns, reused by the next; dedup the maps of
-	// deduplication, cleared between uses.
-	skim  Conversation
+	// skim and full are the conversations a skim and a full reading return, each reused by
+	// the next of its mode; dedup the maps of deduplication, cleared between uses.
+	skim, full Conversation
 	dedup dedupScratch
 	// flat is the flattened messages of the span being read.
 	flat flatMessages
@@ -120,16 +120,22 @@ const (
 // Read reads the conversation of t's spans, passing over the spans skip marks (nil: none).
 // Requests are read where a model's output records them; from its inputs only in a trace
 // where no output holds one (an SDK that records the model's input alone) or in History
-// mode. A skim's
-// Conversation is the Reader's own, valid until its next Read: triage reads it and
-// forgets it, and a skim of every trace allocates nothing once the Reader has grown.
+// mode. The Conversation is the Reader's own, valid until its next Read of the same mode
+// (Skim or Full), except MessageKeys, which is the caller's: triage reads a skim and
+// forgets it, the analysis a full reading, and neither allocates lists once the Reader
+// has grown.
 func (rd *Reader) Read(t *grouping.Tree, skip []bool, mode Mode) *Conversation {
 	full := mode&Full != 0
-	c := &Conversation{}
-	if !full {
-		c = &rd.skim
-		*c = Conversation{Requests: c.Requests[:0], Responses: c.Responses[:0], Offers: c.Offers[:0], speakers: c.speakers}
+	c := &rd.skim
+	if full {
+		c = &rd.full
 	}
+	// The lists are reused, emptied of the last trace's strings; the message keys are not:
+	// the analysis hands them on with its result.
+	clear(c.Requests)
+	clear(c.Responses)
+	clear(c.Offers)
+	*c = Conversation{Requests: c.Requests[:0], Responses: c.Responses[:0], Offers: c.Offers[:0], speakers: c.speakers}
 	if n := len(t.Nodes); cap(c.speakers) >= n {
 		c.speakers = c.speakers[:n]
 		clear(c.speakers)
