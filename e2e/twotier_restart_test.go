@@ -195,18 +195,25 @@ func checkSplitTraceLines(t *testing.T, truth []agenttraffic.Truth, cut map[stri
 		for _, f := range files {
 			lines = append(lines, f.linesOf(func(traceID string) bool { return traceID == id })...)
 		}
+		// A value another trace sent as a payload, which the split trace sent too: by the
+		// other traces that sent it.
+		shared := map[string][]string{}
 		for _, hit := range findSecrets(truth, lines) {
 			switch {
 			case hit.tr.TraceID == id:
 				t.Logf("split trace %s (%s): its summary records hold its raw payload %q: "+
 					"the part that wrote them did not hold the span that made it a payload", id, hit.tr.Scenario, hit.secret)
 			case traceSends(sent[id], hit.secret):
-				t.Logf("split trace %s: its summary records hold %q, which it sent itself and trace %s (%s) sent as a payload: "+
-					"the part that wrote them did not hold the span that made it a payload, if one did", id, hit.secret, hit.tr.TraceID, hit.tr.Scenario)
+				shared[hit.secret] = append(shared[hit.secret], hit.tr.TraceID)
 			default:
 				t.Errorf("split trace %s: its summary records hold %q, a raw payload of trace %s (%s) that it never sent",
 					id, hit.secret, hit.tr.TraceID, hit.tr.Scenario)
 			}
+		}
+		for _, value := range slices.Sorted(maps.Keys(shared)) {
+			t.Logf("split trace %s: its summary records hold %q, which it sent itself and %d other traces sent as a payload %v: "+
+				"if it was one in this trace, the part that wrote them did not hold the span that made it one",
+				id, value, len(shared[value]), shared[value])
 		}
 	}
 }
