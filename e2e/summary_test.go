@@ -132,6 +132,22 @@ func (f summaryFile) recordsOf(traceID string) []stormrecord.Record {
 	return out
 }
 
+// linesOf returns, as the file holds them, the lines whose record belongs to a trace keep
+// accepts. A line whose trace id cannot be read goes with every selection, so a search for
+// raw payloads in any selection never passes over it.
+func (f summaryFile) linesOf(keep func(traceID string) bool) []byte {
+	var out []byte
+	for line := range bytes.Lines(f.raw) {
+		var head struct {
+			TraceID string `json:"trace_id"`
+		}
+		if json.Unmarshal(line, &head) != nil || head.TraceID == "" || keep(head.TraceID) {
+			out = append(out, line...)
+		}
+	}
+	return out
+}
+
 // waitForRecord polls the summary file until it holds a record of the trace.
 func waitForRecord(t *testing.T, p *collectorProcess, path, traceID string, timeout time.Duration) []stormrecord.Record {
 	t.Helper()
@@ -194,4 +210,18 @@ func missingRecords(truth []agenttraffic.Truth, f summaryFile) []string {
 		}
 	}
 	return out
+}
+
+// linesOf selects lines by trace id, keeps each line whole, and gives a line whose trace id
+// cannot be read to every selection.
+func TestSummaryLinesOf(t *testing.T) {
+	f := summaryFile{raw: []byte(`{"trace_id":"a","x":1}` + "\n" + `{"trace_id":"b"}` + "\n" + `not json "a"` + "\n" + `{"trace_id":"a","x":2}` + "\n")}
+	got := string(f.linesOf(func(id string) bool { return id == "a" }))
+	want := `{"trace_id":"a","x":1}` + "\n" + `not json "a"` + "\n" + `{"trace_id":"a","x":2}` + "\n"
+	if got != want {
+		t.Errorf("lines of a: %q, want %q", got, want)
+	}
+	if got, want := string(f.linesOf(func(id string) bool { return id == "c" })), `not json "a"`+"\n"; got != want {
+		t.Errorf("lines of c: %q, want %q", got, want)
+	}
 }

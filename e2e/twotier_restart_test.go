@@ -14,6 +14,7 @@ import (
 
 	"github.com/retrystorm/retrystorm/internal/agenttraffic"
 	"github.com/retrystorm/retrystorm/internal/stormrecord"
+	"github.com/retrystorm/retrystorm/internal/tracespans"
 )
 
 // The traffic of the restart test: paced, so that agentsim is still sending when tier-2
@@ -39,10 +40,13 @@ const (
 // second process receives the rest as a new trace and decides it on its own. For every
 // other trace the test holds the output to the truth exactly as in the two-tier test: each
 // expected record once, in the file of the collector that received the trace, the kept
-// traces whole at the backends. For split traces (and a stale_cache trace whose warm-up
-// trace was split) it logs what was written and kept; TestTier2RestartSplitsATraceInFlight
-// pins the loss down, and README.md ("Scaling out": "Restarting a tier-2 instance…") states
-// it.
+// traces whole at the backends, no raw payload in the lines of their records. For split
+// traces (and a stale_cache trace whose warm-up trace was split) it logs what was written
+// and kept; TestTier2RestartSplitsATraceInFlight pins the loss down, and README.md
+// ("Scaling out": "Restarting a tier-2 instance…") states it. The split traces' lines are
+// searched for raw payloads on their own: a part's record may quote a value of its own
+// trace that only the other part showed to be a payload (logged), but no value the trace
+// never sent (an error).
 func TestTwoTierRestart(t *testing.T) {
 	dir := t.TempDir()
 	agentsim := buildAgentsim(t, dir)
@@ -87,10 +91,11 @@ func TestTwoTierRestart(t *testing.T) {
 	}
 
 	route := tapRouting(a, b)
-	split := checkRestartRouting(t, truth, route, total)
+	cut := checkRestartRouting(t, truth, route, total)
 	// A stale trace whose warm-up trace was split may or may not find the warm-up's result
 	// in the second process's memory, depending on which part held the read: it counts as
-	// affected by the restart too.
+	// affected by the restart too, though its own spans went to one process.
+	split := maps.Clone(cut)
 	for _, tr := range truth {
 		if tr.WarmFor != "" && split[tr.TraceID] {
 			split[tr.WarmFor] = true
@@ -99,8 +104,7 @@ func TestTwoTierRestart(t *testing.T) {
 	truth, _ = withoutCrossInstanceStaleCache(t, truth, route.process)
 	whole := slices.DeleteFunc(slices.Clone(truth), func(tr agenttraffic.Truth) bool { return split[tr.TraceID] })
 	summaryA, summaryB := readSummaryFileMust(t, a.cfg.SummaryPath), readSummaryFileMust(t, b.cfg.SummaryPath)
-	recA, rawA := summaryA.latest(t), summaryA.raw
-	recB, rawB := summaryB.latest(t), summaryB.raw
+	recA, recB := summaryA.latest(t), summaryB.latest(t)
 	isSplit := func(r stormrecord.Record) bool { return split[r.TraceID] }
 	sent := regenerate(t, restartSeed, restartCount, time.Second/restartRate, truth)
 	backA, backB := backendTraces(a.backend), backendTraces(b.backend)
@@ -108,8 +112,14 @@ func TestTwoTierRestart(t *testing.T) {
 	t.Run("whole traces: summary files", func(t *testing.T) {
 		wholeA := slices.DeleteFunc(slices.Clone(recA), isSplit)
 		wholeB := slices.DeleteFunc(slices.Clone(recB), isSplit)
-		checkSummaries(t, whole, slices.Concat(wholeA, wholeB), slices.Concat(rawA, rawB))
+		// The lines of every trace one process decided whole: those of the split traces are
+		// searched below, against what each of them sent.
+		uncut := func(id string) bool { return !cut[id] }
+		checkSummaries(t, whole, slices.Concat(wholeA, wholeB), slices.Concat(summaryA.linesOf(uncut), summaryB.linesOf(uncut)))
 		checkRecordsWhereRouted(t, route, map[string][]stormrecord.Record{"a": wholeA, "b": wholeB})
+	})
+	t.Run("split traces: summary files", func(t *testing.T) {
+		checkSplitTraceLines(t, truth, cut, sent, summaryA, summaryB)
 	})
 	t.Run("whole traces: backends", func(t *testing.T) {
 		merged := map[string]*backendTrace{}
@@ -168,6 +178,60 @@ func checkRestartRouting(t *testing.T, truth []agenttraffic.Truth, route tierRou
 	}
 	t.Logf("routing: spans per collector process %v; %d traces of b reached both of its processes", perTap, len(split))
 	return split
+}
+
+// checkSplitTraceLines searches the summary lines of each split trace (decided in two
+// parts, each alone) for the raw payload values of every trace sent. A part decided alone
+// can quote in its record a value of its own trace that only the other part showed to be a
+// payload: the asset an answer in the second part cites, which the first part's tool span
+// took as an argument (README.md, "Scaling out"). Such a hit is logged as the restart's
+// cost; a value the split trace never sent is another trace's payload in its record, and
+// fails.
+func checkSplitTraceLines(t *testing.T, truth []agenttraffic.Truth, cut map[string]bool,
+	sent map[string]*agenttraffic.Trace, files ...summaryFile) {
+	t.Helper()
+	for _, id := range slices.Sorted(maps.Keys(cut)) {
+		var lines []byte
+		for _, f := range files {
+			lines = append(lines, f.linesOf(func(traceID string) bool { return traceID == id })...)
+		}
+		// A value another trace sent as a payload, which the split trace sent too: by the
+		// other traces that sent it.
+		shared := map[string][]string{}
+		for _, hit := range findSecrets(truth, lines) {
+			switch {
+			case hit.tr.TraceID == id:
+				t.Logf("split trace %s (%s): its summary records hold its raw payload %q: "+
+					"the part that wrote them did not hold the span that made it a payload", id, hit.tr.Scenario, hit.secret)
+			case traceSends(sent[id], hit.secret):
+				shared[hit.secret] = append(shared[hit.secret], hit.tr.TraceID)
+			default:
+				t.Errorf("split trace %s: its summary records hold %q, a raw payload of trace %s (%s) that it never sent",
+					id, hit.secret, hit.tr.TraceID, hit.tr.Scenario)
+			}
+		}
+		for _, value := range slices.Sorted(maps.Keys(shared)) {
+			t.Logf("split trace %s: its summary records hold %q, which it sent itself and %d other traces sent as a payload %v: "+
+				"if it was one in this trace, the part that wrote them did not hold the span that made it one",
+				id, value, len(shared[value]), shared[value])
+		}
+	}
+}
+
+// traceSends reports whether any span of tr (its name, status, attributes, events or
+// links) carries v.
+func traceSends(tr *agenttraffic.Trace, v string) bool {
+	if tr == nil {
+		return false
+	}
+	for _, span := range tracespans.All(agenttraffic.TraceToPdata(tr)) {
+		for _, l := range spanLocated(span) {
+			if strings.Contains(l.text, v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reportSplitTraces logs, for each trace affected by the restart (split, or a stale trace
