@@ -126,6 +126,9 @@ func (r *Results) Ratios() []Ratio {
 		// would assemble for the same protection.
 		{"cpu_per_span", VariantTailSamplingRetryStorm + "/" + VariantTailSampling, cpu(VariantTailSamplingRetryStorm) / cpu(VariantTailSampling)},
 		{"cpu_per_span", VariantRetryStorm + "/" + VariantTailSamplingRedaction, cpu(VariantRetryStorm) / cpu(VariantTailSamplingRedaction)},
+		// What following the model costs: the first ratio without redaction, against the
+		// same without following.
+		{"cpu_per_span", VariantRetryStormUnredacted + "/" + VariantRetryStormUnfollowed, cpu(VariantRetryStormUnredacted) / cpu(VariantRetryStormUnfollowed)},
 	}
 }
 

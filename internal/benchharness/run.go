@@ -235,7 +235,7 @@ func runLatency(ctx context.Context, o Options, r *Results) error {
 		profile = o.CPUProfile
 	}
 	for _, v := range o.Variants {
-		if isFloor(v) || v == VariantRetryStormUnredacted {
+		if isFloor(v) || v == VariantRetryStormUnredacted || v == VariantRetryStormUnfollowed {
 			continue
 		}
 		s, err := runCompare(ctx, w, v, o.LatencyRate, decBytes, decAllocs, profile)
@@ -320,7 +320,7 @@ func runScaling(ctx context.Context, o Options, r *Results) error {
 // tail_sampling stacks hold what tail_sampling holds: the processors after it see a trace
 // only once it is decided.
 func holdsOwnHeap(v string) bool {
-	return v != VariantRetryStormUnredacted && v != VariantTailSamplingRetryStorm && v != VariantTailSamplingRedaction
+	return v != VariantRetryStormUnredacted && v != VariantRetryStormUnfollowed && v != VariantTailSamplingRetryStorm && v != VariantTailSamplingRedaction
 }
 
 // alternate is xs in order for even repeats and reversed for odd ones, so drift over a run

@@ -56,6 +56,7 @@ func TestRunEndsWithTheRatioLines(t *testing.T) {
 		`ratio cpu_per_span retry_storm/floor_pack=`,
 		`ratio cpu_per_span tail_sampling_retry_storm/tail_sampling=`,
 		`ratio cpu_per_span retry_storm/tail_sampling_redaction=`,
+		`ratio cpu_per_span retry_storm_unredacted/retry_storm_unfollowed=`,
 	}
 	if len(lines) < len(want) {
 		t.Fatalf("report too short:\n%s", out.String())

@@ -32,6 +32,10 @@ const (
 	// VariantRetryStormUnredacted is retry_storm with redact_payloads off: beside
 	// retry_storm in one run, what redaction costs.
 	VariantRetryStormUnredacted = "retry_storm_unredacted"
+	// VariantRetryStormUnfollowed is retry_storm_unredacted without following the model
+	// (recognition.follow_model.enabled: false): beside it in one run, what following the
+	// model costs. It sees only the tool calls the rules name.
+	VariantRetryStormUnfollowed = "retry_storm_unfollowed"
 	// VariantTailSamplingRetryStorm is the path for teams that keep tail_sampling:
 	// tail_sampling deciding with the retry_storm policy extension, then the retry_storm
 	// processor with buffering: false giving every trace it releases the verdict.
@@ -43,6 +47,7 @@ const (
 
 // Variants lists every variant in report order.
 var Variants = []string{VariantFloor, VariantFloorHold, VariantFloorPack, VariantTailSampling, VariantRetryStorm, VariantRetryStormUnredacted,
+	VariantRetryStormUnfollowed,
 	VariantTailSamplingRetryStorm, VariantTailSamplingRedaction}
 
 // isFloor reports whether v is one of the floors: consumers that forward nothing.
@@ -136,6 +141,13 @@ hashing:
   redact_payloads: false
 `
 
+// unfollowed turns redaction and following the model off.
+const unfollowed = unredacted + `
+recognition:
+  follow_model:
+    enabled: false
+`
+
 // holdAll are the overrides that make each buffering variant hold every trace for an
 // hour; in the tail_sampling stacks they go to tail_sampling.
 var holdAll = map[string]string{
@@ -183,6 +195,8 @@ func newSubject(ctx context.Context, variant string, next consumer.Traces, overr
 		return newProcessorSubject(ctx, variant, retrystormprocessor.NewFactory(), RetryStormConfig, overrides, next)
 	case VariantRetryStormUnredacted:
 		return newProcessorSubject(ctx, variant, retrystormprocessor.NewFactory(), RetryStormConfig, unredacted+overrides, next)
+	case VariantRetryStormUnfollowed:
+		return newProcessorSubject(ctx, variant, retrystormprocessor.NewFactory(), RetryStormConfig, unfollowed+overrides, next)
 	case VariantTailSamplingRetryStorm:
 		policy := extensionStage{factory: retrystormpolicyextension.NewFactory(), config: RetryStormPolicyConfig}
 		return newPipelineSubject(ctx, variant, []extensionStage{policy}, []processorStage{

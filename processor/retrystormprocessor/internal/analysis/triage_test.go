@@ -372,9 +372,11 @@ func BenchmarkTriageOutOfCache(b *testing.B) {
 // benchmarkAgentTraffic runs each of 500 traces of the default agentsim mix through each
 // per loop and reports time per span.
 //
-// Two mixes: every shape, and the shapes whose tool spans a rule names (the unlisted
-// framework's apart, which only a full reading of the model's messages sees): what
-// following the model costs where it can change nothing.
+// Three mixes: every shape; the shapes whose tool spans a rule names (the unlisted
+// framework's apart, which only a full reading of the model's messages sees), what
+// following the model costs where it can change nothing; and the unlisted framework's
+// alone, whose clean traces triage cannot prove clean (the full analysis finds their
+// attempts).
 func benchmarkAgentTraffic(b *testing.B, each func(*Analyzer, ptrace.Traces)) {
 	listed := slices.DeleteFunc(agenttraffic.AllShapes(), func(s agenttraffic.Shape) bool {
 		return slices.Contains(agenttraffic.UnlistedShapes(), s)
@@ -382,7 +384,7 @@ func benchmarkAgentTraffic(b *testing.B, each func(*Analyzer, ptrace.Traces)) {
 	for _, mix := range []struct {
 		name   string
 		shapes []agenttraffic.Shape
-	}{{"every", nil}, {"listed", listed}} {
+	}{{"every", nil}, {"listed", listed}, {"unlisted", agenttraffic.UnlistedShapes()}} {
 		b.Run("shapes="+mix.name, func(b *testing.B) { benchmarkTraffic(b, mix.shapes, each) })
 	}
 }

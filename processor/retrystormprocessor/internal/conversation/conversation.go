@@ -94,7 +94,7 @@ type Reader struct {
 	// skim and full are the conversations a skim and a full reading return, each reused by
 	// the next of its mode; dedup the maps of deduplication, cleared between uses.
 	skim, full Conversation
-	dedup dedupScratch
+	dedup      dedupScratch
 	// flat is the flattened messages of the span being read.
 	flat flatMessages
 }
