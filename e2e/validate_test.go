@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 func TestShippedConfigsValidate(t *testing.T) {
@@ -49,26 +51,45 @@ func TestValidateNamesUnknownKey(t *testing.T) {
 	}
 }
 
+// TestDistributionListsComponents: the built distribution holds every component the
+// shipped configs and the READMEs use, each as the kind it is used as.
 func TestDistributionListsComponents(t *testing.T) {
 	out, code := runCollector(t, nil, "components")
 	if code != 0 {
 		t.Fatalf("components exited %d:\n%s", code, out)
 	}
-	listed := map[string]bool{}
-	for line := range strings.Lines(out) {
-		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "- name: "); ok {
-			listed[name] = true
-		}
+	// The command prints each kind's components as a YAML list: a name under the wrong
+	// kind (the retry_storm extension where the processor should be) is not listed.
+	type component struct {
+		Name string `yaml:"name"`
 	}
-	for _, want := range []string{
-		"otlp",
-		"retry_storm", "batch", "memory_limiter", "tail_sampling",
-		"storm_summary", "debug", "otlp_grpc", "otlp_http", "load_balancing", "file", "prometheus",
-		"storms",
-		"health_check", "file_storage",
+	var listing struct {
+		Receivers  []component `yaml:"receivers"`
+		Processors []component `yaml:"processors"`
+		Exporters  []component `yaml:"exporters"`
+		Connectors []component `yaml:"connectors"`
+		Extensions []component `yaml:"extensions"`
+	}
+	if err := yaml.Unmarshal([]byte(out), &listing); err != nil {
+		t.Fatalf("components output is no YAML: %v\n%s", err, out)
+	}
+	byKind := map[string][]component{"receivers": listing.Receivers, "processors": listing.Processors,
+		"exporters": listing.Exporters, "connectors": listing.Connectors, "extensions": listing.Extensions}
+	for kind, want := range map[string][]string{
+		"receivers":  {"otlp"},
+		"processors": {"retry_storm", "batch", "memory_limiter", "tail_sampling"},
+		"exporters":  {"storm_summary", "debug", "otlp_grpc", "otlp_http", "load_balancing", "file", "prometheus"},
+		"connectors": {"storms"},
+		"extensions": {"retry_storm", "health_check", "file_storage"},
 	} {
-		if !listed[want] {
-			t.Errorf("component %s is not in the distribution:\n%s", want, out)
+		listed := map[string]bool{}
+		for _, c := range byKind[kind] {
+			listed[c.Name] = true
+		}
+		for _, name := range want {
+			if !listed[name] {
+				t.Errorf("%s: %s is not in the distribution:\n%s", kind, name, out)
+			}
 		}
 	}
 }
