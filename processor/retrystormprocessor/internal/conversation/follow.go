@@ -22,26 +22,21 @@ type Executor struct {
 	Start  pcommon.Timestamp
 }
 
-// Match says which request each executor answered: Of[i] is the request of execs[i], -1
-// for none; Count[j] is how many executors answered reqs[j]. An executor answers the
-// request whose call id it carries; one without a call id answers a request for its tool
-// made before it started, in a span that is not its ancestor: the earliest such request
-// no executor answered yet, else the latest one (a retry of it: a framework re-runs a call
-// without asking the model again). What is left is paired in order, tool by tool.
-func Match(t *grouping.Tree, reqs []Request, execs []Executor) (of []int, count []int) {
-	var m Matcher
-	return m.Match(t, reqs, execs)
-}
-
-// Matcher matches as Match does, in working space it keeps from one match to the next:
-// triage matches every trace. Its results are valid until its next Match. It is not safe
-// for concurrent use.
+// Matcher matches requests to the executors that answered them, in working space it keeps
+// from one match to the next (triage matches every trace). It is not safe for concurrent
+// use.
 type Matcher struct {
 	of, count, order, made []int
 	byID                   map[string]int
 }
 
-// Match is Match, in m's space.
+// Match says which request each executor answered: Of[i] is the request of execs[i], -1
+// for none; Count[j] is how many executors answered reqs[j]. An executor answers the
+// request whose call id it carries; one without a call id answers a request for its tool
+// made before it started, in a span that is not its ancestor: the earliest such request
+// no executor answered yet, else the latest one (a retry of it: a framework re-runs a call
+// without asking the model again). What is left is paired in order, tool by tool. Both
+// lists are m's, valid until its next Match.
 func (m *Matcher) Match(t *grouping.Tree, reqs []Request, execs []Executor) (of []int, count []int) {
 	of = grow(&m.of, len(execs))
 	count = grow(&m.count, len(reqs))
@@ -55,8 +50,7 @@ func (m *Matcher) Match(t *grouping.Tree, reqs []Request, execs []Executor) (of 
 		m.byID = make(map[string]int, len(reqs))
 	}
 	byID := m.byID
-	clear(byID)
-	defer clear(byID) // no ids of this trace kept alive
+	defer clear(byID) // no ids of this trace kept alive, and empty for the next
 	for j, r := range reqs {
 		if r.CallID != "" {
 			byID[r.CallID] = j
@@ -137,12 +131,9 @@ func (m *Matcher) Match(t *grouping.Tree, reqs []Request, execs []Executor) (of 
 
 // grow returns (*buf)[:n], zeroed, growing *buf when it is short.
 func grow(buf *[]int, n int) []int {
-	if cap(*buf) < n {
-		*buf = make([]int, n, n+n/2)
-	}
-	b := (*buf)[:n]
-	clear(b)
-	return b
+	*buf = slices.Grow((*buf)[:0], n)[:n]
+	clear(*buf)
+	return *buf
 }
 
 func byIDHas(byID map[string]int, id string) bool {

@@ -59,27 +59,29 @@ func TestMatch(t *testing.T) {
 	)
 	c := NewReader().Read(tree, nil, Skim)
 	require.Len(t, c.Requests, 2)
+	// One matcher for every case, as triage keeps one: nothing of a match stays for the next.
+	var m Matcher
 	t.Run("by call id", func(t *testing.T) {
-		of, count := Match(tree, c.Requests, []Executor{exec(tree, 5, "c2", "charge"), exec(tree, 2, "c1", "charge")})
+		of, count := m.Match(tree, c.Requests, []Executor{exec(tree, 5, "c2", "charge"), exec(tree, 2, "c1", "charge")})
 		assert.Equal(t, []int{1, 0}, of)
 		assert.Equal(t, []int{1, 1}, count)
 	})
 	t.Run("a retry answers the request it repeats; a re-call answers its own", func(t *testing.T) {
-		of, count := Match(tree, c.Requests, []Executor{exec(tree, 2, "", "charge"), exec(tree, 3, "", "charge"), exec(tree, 5, "", "charge")})
+		of, count := m.Match(tree, c.Requests, []Executor{exec(tree, 2, "", "charge"), exec(tree, 3, "", "charge"), exec(tree, 5, "", "charge")})
 		assert.Equal(t, []int{0, 0, 1}, of)
 		assert.Equal(t, []int{2, 1}, count)
 	})
 	t.Run("an executor of another tool answers nothing", func(t *testing.T) {
-		of, count := Match(tree, c.Requests, []Executor{exec(tree, 2, "", "refund")})
+		of, count := m.Match(tree, c.Requests, []Executor{exec(tree, 2, "", "refund")})
 		assert.Equal(t, []int{-1}, of)
 		assert.Equal(t, []int{0, 0}, count)
 	})
 	t.Run("an executor started before every request takes one left over", func(t *testing.T) {
-		of, _ := Match(tree, c.Requests, []Executor{exec(tree, 6, "", "charge")})
+		of, _ := m.Match(tree, c.Requests, []Executor{exec(tree, 6, "", "charge")})
 		assert.Equal(t, []int{0}, of)
 	})
 	t.Run("a span never answers a request made below it", func(t *testing.T) {
-		of, _ := Match(tree, c.Requests, []Executor{exec(tree, 0, "", "charge")})
+		of, _ := m.Match(tree, c.Requests, []Executor{exec(tree, 0, "", "charge")})
 		assert.Equal(t, []int{-1}, of, "the agent holds the model spans")
 	})
 }
@@ -93,7 +95,8 @@ func TestMatchParallelRequests(t *testing.T) {
 		spanDef{id: 3, name: "lookup", start: 6, end: 8},
 	)
 	c := NewReader().Read(tree, nil, Skim)
-	of, count := Match(tree, c.Requests, []Executor{exec(tree, 1, "", "lookup"), exec(tree, 2, "", "lookup")})
+	var m Matcher
+	of, count := m.Match(tree, c.Requests, []Executor{exec(tree, 1, "", "lookup"), exec(tree, 2, "", "lookup")})
 	assert.Equal(t, []int{0, 1}, of)
 	assert.Equal(t, []int{1, 1}, count)
 }
